@@ -1,0 +1,52 @@
+"""pytest-ruler: RULER long-context regression tests for language models.
+
+The core (tasks, scoring, aggregation) knows nothing about pytest; the plugin
+(``pytest_ruler.plugin``) adapts it. Importing this package imports no torch,
+transformers or vllm: public names are resolved lazily on first use.
+
+Public API: ``generate_samples``, ``iter_samples``, ``GenerationContext``,
+``Sample``, ``TaskSpec``, ``Frame``, ``make_task``, ``register_task``,
+``get_task``, ``resolve_tasks``, ``STANDARD_TASKS``, ``load_tokenizer``,
+``string_match_all``, ``string_match_part``, ``summarize``, ``LengthSummary``,
+``parse_length``, ``parse_lengths``, ``RulerUsageError``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "generate_samples": "pytest_ruler.tasks",
+    "iter_samples": "pytest_ruler.tasks",
+    "GenerationContext": "pytest_ruler.tasks",
+    "Sample": "pytest_ruler.tasks",
+    "TaskSpec": "pytest_ruler.tasks",
+    "Frame": "pytest_ruler.tasks",
+    "make_task": "pytest_ruler.tasks",
+    "register_task": "pytest_ruler.tasks",
+    "get_task": "pytest_ruler.tasks",
+    "resolve_tasks": "pytest_ruler.tasks",
+    "STANDARD_TASKS": "pytest_ruler.tasks",
+    "load_tokenizer": "pytest_ruler.tokenizer",
+    "string_match_all": "pytest_ruler.scoring",
+    "string_match_part": "pytest_ruler.scoring",
+    "summarize": "pytest_ruler.aggregate",
+    "LengthSummary": "pytest_ruler.aggregate",
+    "parse_length": "pytest_ruler.lengths",
+    "parse_lengths": "pytest_ruler.lengths",
+    "RulerUsageError": "pytest_ruler.errors",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_ruler' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,197 @@
+"""The ``pytest-ruler`` command.
+
+Sub-commands (names fixed by the user contract):
+
+- ``generate --task T --length L --samples N --seed S --tokenizer NAME --out F.jsonl``
+  writes RULER-format JSONL (``index``, ``input``, ``outputs``, ``length``,
+  ``answer_prefix`` and our metadata); base template unless ``--chat-template``.
+- ``score --task T PRED.jsonl``: reads lines with ``pred`` and ``outputs`` and
+  prints the task's RULER metric (``--metric`` overrides it).
+- ``download essays|squad|hotpotqa``: fetches the paper's data when online.
+- ``tasks``: lists the registered tasks and their families.
+
+Usage errors print one line, ``pytest-ruler: error: ...``, and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import RulerUsageError
+
+__all__ = ["main"]
+
+
+def _parse_arg(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise RulerUsageError("--arg", text, "write task arguments as key=value, e.g. --arg num_needle_k=8")
+    key, raw = text.split("=", 1)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def _cmd_generate(ns: argparse.Namespace) -> int:
+    from .chat import frame_for
+    from .lengths import parse_length
+    from .tasks import GenerationContext, iter_samples, resolve_tasks
+    from .tokenizer import load_tokenizer
+
+    length = parse_length(ns.length, "--length")
+    specs = resolve_tasks(ns.task)
+    overrides = dict(_parse_arg(a) for a in ns.arg or [])
+    if ns.depth is not None:
+        overrides["depth"] = [float(d) for d in ns.depth.split(",")] if "," in ns.depth else float(ns.depth)
+    if overrides:
+        if len(specs) != 1:
+            raise RulerUsageError("--arg", ns.arg or ns.depth, "task arguments apply to one task; name a single --task")
+        specs = [specs[0].with_args(**overrides)]
+    if ns.samples < 1:
+        raise RulerUsageError("--samples", ns.samples, "give a number of samples >= 1")
+    many = len(specs) > 1
+    out = Path(ns.out)
+    if many and out.suffix == ".jsonl":
+        raise RulerUsageError("--out", ns.out, "several tasks write one file each: pass a folder, e.g. --out out/")
+    t0 = time.perf_counter()
+    tok = load_tokenizer(ns.tokenizer, trust_remote_code=ns.trust_remote_code)
+    ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok), essays=ns.essays, squad=ns.squad, hotpotqa=ns.hotpotqa)
+    for spec in specs:
+        if many and spec.family == "qa" and not getattr(ctx, spec.args["dataset"]):
+            name = spec.args["dataset"]
+            print(f"skipped {spec.name}: needs --{name}=PATH (get it with `pytest-ruler download {name}`)", file=sys.stderr)
+            continue
+        target = out / f"{spec.name}-{length}.jsonl" if many else out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".part")
+        count = 0
+        with tmp.open("w", encoding="utf-8") as fh:
+            for sample in iter_samples(spec, length, samples=ns.samples, seed=ns.seed, ctx=ctx):
+                fh.write(json.dumps(sample.to_ruler_json(), ensure_ascii=False) + "\n")
+                count += 1
+        tmp.replace(target)
+        print(f"wrote {count} samples of {spec.name} at {length} tokens to {target} ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+    return 0
+
+
+def _read_predictions(path: Path) -> tuple[list[str], list[list[str]]]:
+    if not path.is_file():
+        raise RulerUsageError("PRED.jsonl", str(path), "no such file; pass a JSONL file with one {\"pred\": ..., \"outputs\": [...]} per line")
+    preds, refs = [], []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RulerUsageError("PRED.jsonl", f"{path}:{lineno}", f"not JSON ({exc.msg}); each line must be an object with 'pred' and 'outputs'") from exc
+        if not isinstance(row, dict) or "pred" not in row or "outputs" not in row:
+            raise RulerUsageError("PRED.jsonl", f"{path}:{lineno}", "each line needs 'pred' (string) and 'outputs' (list of reference strings)")
+        outputs = row["outputs"]
+        if isinstance(outputs, str):
+            outputs = [outputs]
+        preds.append(str(row["pred"] if row["pred"] is not None else ""))
+        refs.append([str(o) for o in outputs])
+    if not preds:
+        raise RulerUsageError("PRED.jsonl", str(path), "the file has no predictions")
+    return preds, refs
+
+
+def _cmd_score(ns: argparse.Namespace) -> int:
+    from .scoring import count_nulls, get_metric
+
+    if ns.metric:
+        metric_name = ns.metric
+    elif ns.task:
+        from .tasks import get_task
+
+        metric_name = get_task(ns.task).metric
+    else:
+        raise RulerUsageError("--task", None, "name the task (its metric is used) or pass --metric all|part")
+    metric = get_metric(metric_name)
+    preds, refs = _read_predictions(Path(ns.predictions))
+    score = metric(preds, refs)
+    full = {"all": "string_match_all", "part": "string_match_part"}[metric_name]
+    result = {"task": ns.task, "metric": full, "score": round(score, 2), "samples": len(preds), "nulls": count_nulls(preds)}
+    if ns.json:
+        print(json.dumps(result))
+    else:
+        label = f"{ns.task} " if ns.task else ""
+        print(f"{label}{full}: {score:.2f} (samples={len(preds)}, nulls={result['nulls']})")
+    return 0
+
+
+def _cmd_download(ns: argparse.Namespace) -> int:
+    from .download import download
+
+    path = download(ns.what, Path(ns.dest) if ns.dest else None)
+    flag = {"essays": "--ruler-essays", "squad": "--ruler-squad", "hotpotqa": "--ruler-hotpotqa"}[ns.what]
+    print(f"{path}\nuse it with {flag}={path} (or --{ns.what}={path} for pytest-ruler generate)")
+    return 0
+
+
+def _cmd_tasks(ns: argparse.Namespace) -> int:
+    from .tasks import get_task, task_names
+
+    for name in task_names():
+        spec = get_task(name)
+        args = ", ".join(f"{k}={v}" for k, v in spec.args.items())
+        print(f"{name:<18} {spec.family:<24} gen={spec.tokens_to_generate:<4} metric={spec.metric:<5} {args}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pytest-ruler", description="RULER long-context tasks: generate, score, download data.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("generate", help="write RULER-format JSONL samples")
+    g.add_argument("--task", required=True, help="a task, a comma list, a glob (niah_*) or all")
+    g.add_argument("--length", required=True, help="target length in tokens: 4096, 4k, 128k (k = 1024)")
+    g.add_argument("--samples", type=int, default=10)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--tokenizer", default="smollm2-135m", help="alias, .gguf file, folder or Hugging Face id")
+    g.add_argument("--out", required=True, help="F.jsonl for one task; a folder for several")
+    g.add_argument("--chat-template", default="none", help="none (RULER's base template), auto, or a Jinja file")
+    g.add_argument("--essays", help="essay corpus: .txt file, folder of .txt, or RULER JSON")
+    g.add_argument("--squad", help="SQuAD v2 dev JSON")
+    g.add_argument("--hotpotqa", help="HotpotQA dev distractor JSON")
+    g.add_argument("--depth", help="needle depth in [0,1], or a comma list swept over samples")
+    g.add_argument("--arg", action="append", metavar="KEY=VALUE", help="override a task argument (repeatable)")
+    g.add_argument("--trust-remote-code", action="store_true", help="allow a Hugging Face tokenizer's own code to run")
+    g.set_defaults(func=_cmd_generate)
+
+    s = sub.add_parser("score", help="score predictions with a RULER metric")
+    s.add_argument("predictions", metavar="PRED.jsonl")
+    s.add_argument("--task")
+    s.add_argument("--metric", choices=["all", "part"])
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=_cmd_score)
+
+    d = sub.add_parser("download", help="fetch the paper's data (needs network)")
+    d.add_argument("what", choices=["essays", "squad", "hotpotqa"])
+    d.add_argument("--dest", help="folder to write into (default: the pytest-ruler data dir)")
+    d.set_defaults(func=_cmd_download)
+
+    t = sub.add_parser("tasks", help="list the registered tasks")
+    t.set_defaults(func=_cmd_tasks)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    try:
+        return ns.func(ns)
+    except RulerUsageError as exc:
+        print(f"pytest-ruler: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,380 @@
+"""The shared machinery of every task family.
+
+Data flow of one sample::
+
+    TaskSpec + (length, seed, index) ──► sample_rng ──► family.draft(...) ──► Draft
+    Draft.estimate(n)  (spliced piece counts, no full tokenization)
+        └─► fill(): largest n that fits the budget ──► Draft.render(n)
+                    ──► ONE tokenization of the wrapped prompt (verification)
+                    ──► Sample (prompt_tokens exact, metadata)
+
+Public names:
+
+- ``Sample``: one generated prompt (frozen); ``Sample.to_ruler_json()``.
+- ``TaskSpec``: a task = a family + its arguments + tokens_to_generate + metric.
+- ``Frame``: the chat wrapper around a prompt (``BASE_FRAME`` = none).
+- ``GenerationContext``: tokenizer, frame and data sources for a run.
+- ``Draft`` / ``Rendered``: what a family returns; ``fill`` sizes a draft.
+- ``PrefixCounter``: lazily summed token counts of haystack units.
+- ``sample_rng(task, length, seed, index)``: the only source of randomness.
+
+Budget rule (spec §4): tokens(frame.head + input + frame.tail + answer_prefix)
++ tokens_to_generate <= length, counted without special tokens. ``fill`` never
+returns a prompt over budget: the count it reports comes from tokenizing the
+final text, not from the estimate. The estimate is a sum of per-piece counts,
+exact when the tokenizer's pre-tokenizer splits at the seams (byte-level BPE
+does); ``fill`` learns the observed drift and corrects, so a tokenizer that
+merges across seams costs an extra pass, never a wrong length.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from ..errors import RulerUsageError
+from ..tokenizer import Tokenizer
+
+__all__ = [
+    "BASE_FRAME",
+    "Draft",
+    "Frame",
+    "GenerationContext",
+    "PrefixCounter",
+    "Rendered",
+    "Sample",
+    "TaskSpec",
+    "fill",
+    "sample_rng",
+]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Text around the task prompt: ``head + input + tail + answer_prefix``.
+
+    ``BASE_FRAME`` is RULER's ``base`` template (nothing around the prompt).
+    A chat template becomes a frame: head = everything before the user
+    message, tail = the end of the user turn and the start of the assistant turn.
+    """
+
+    head: str = ""
+    tail: str = ""
+    name: str = "base"
+
+    def wrap(self, text: str) -> str:
+        return f"{self.head}{text}{self.tail}"
+
+
+BASE_FRAME = Frame()
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One RULER sample: the prompt, its references, and what was measured."""
+
+    task: str
+    index: int
+    seed: int
+    target_length: int
+    input: str  # the (framed) prompt, without the answer prefix
+    answer_prefix: str
+    outputs: tuple[str, ...]
+    prompt_tokens: int  # tokens of input + answer_prefix, exact
+    tokens_to_generate: int
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def length(self) -> int:
+        """RULER's ``length``: prompt tokens plus tokens_to_generate (<= target_length)."""
+        return self.prompt_tokens + self.tokens_to_generate
+
+    @property
+    def prompt(self) -> str:
+        """The full text sent to a model: input followed by the answer prefix."""
+        return self.input + self.answer_prefix
+
+    def to_ruler_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "input": self.input,
+            "outputs": list(self.outputs),
+            "length": self.length,
+            "answer_prefix": self.answer_prefix,
+            "task": self.task,
+            "seed": self.seed,
+            "target_length": self.target_length,
+            "prompt_tokens": self.prompt_tokens,
+            "tokens_to_generate": self.tokens_to_generate,
+            "metadata": dict(self.metadata),
+        }
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task: a family with arguments, as in the spec's table (§1)."""
+
+    name: str
+    family: str
+    args: Mapping[str, Any]
+    tokens_to_generate: int
+    metric: str  # "all" | "part"
+
+    def with_args(self, name: str | None = None, **overrides: Any) -> "TaskSpec":
+        """A custom task: the same family with other arguments."""
+        from .registry import make_task
+
+        tokens = overrides.pop("tokens_to_generate", self.tokens_to_generate)
+        metric = overrides.pop("metric", self.metric)
+        return make_task(name or self.name, self.family, tokens_to_generate=tokens, metric=metric, **{**self.args, **overrides})
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A draft rendered at one size: the task prompt (unframed) and its answers."""
+
+    input: str
+    answer_prefix: str
+    outputs: tuple[str, ...]
+    metadata: Mapping[str, Any]
+
+
+class Draft(Protocol):
+    """All random choices of one sample, renderable at any haystack size n."""
+
+    min_units: int
+    max_units: int | None
+
+    def estimate(self, n: int) -> int:
+        """Estimated tokens of ``input + answer_prefix`` at size n (non-decreasing in n)."""
+
+    def render(self, n: int) -> Rendered: ...
+
+
+def sample_rng(task: str, length: int, seed: int, index: int, salt: str = "") -> random.Random:
+    """The RNG of one sample: a stable hash of its identity, never global state."""
+    key = f"pytest-ruler/1|{task}|{length}|{seed}|{index}|{salt}".encode()
+    return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+
+
+class PrefixCounter:
+    """Token counts of units ``unit(0), unit(1), ...`` summed lazily.
+
+    Units are counted in batches as the search needs them. ``memo=True`` keeps
+    per-piece counts in the tokenizer (for units that recur across samples:
+    corpus sentences, documents); ``memo=False`` is for one-off random units
+    (distractor needles), estimated from memoised runs instead.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        unit: Callable[[int], str] | None = None,
+        *,
+        memo: bool = True,
+        limit: int | None = None,
+        count_unit: Callable[[int], int] | None = None,
+    ):
+        self._tok = tokenizer
+        self._unit = unit
+        self._memo = memo
+        self._limit = limit
+        self._count_unit = count_unit
+        self.prefix: list[int] = [0]
+
+    def ensure(self, n: int) -> int:
+        if self._limit is not None:
+            n = min(n, self._limit)
+        have = len(self.prefix) - 1
+        if n > have:
+            if self._count_unit is not None:
+                counts = [self._count_unit(i) for i in range(have, n)]
+            elif self._memo:
+                pieces = [self._unit(i) for i in range(have, n)]
+                counts = self._tok.count_pieces(pieces)
+            else:
+                counts = [self._tok.estimate_count(self._unit(i)) for i in range(have, n)]
+            total = self.prefix[-1]
+            for c in counts:
+                total += c
+                self.prefix.append(total)
+        return len(self.prefix) - 1
+
+    def total(self, n: int) -> int:
+        self.ensure(n)
+        return self.prefix[n]
+
+    def largest_within(self, limit: int) -> int:
+        """Largest n with total(n) <= limit (counts only as many units as needed)."""
+        have = self.ensure(64)
+        avg = max(1.0, self.prefix[have] / max(1, have))
+        guess = int(limit / avg * 1.02) + 16
+        while True:
+            have = self.ensure(guess)
+            if self.prefix[have] > limit or (self._limit is not None and have >= self._limit):
+                break
+            guess = int(guess * 1.25) + 16
+        return bisect.bisect_right(self.prefix, limit) - 1
+
+
+@dataclass
+class GenerationContext:
+    """What generation needs besides the task: tokenizer, frame, data files.
+
+    It holds no state learned from samples: a sample must not depend on
+    which samples were generated before it in the same process.
+    """
+
+    tokenizer: Tokenizer
+    frame: Frame = BASE_FRAME
+    essays: str | None = None
+    squad: str | None = None
+    hotpotqa: str | None = None
+    _frame_tokens: int | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # data fetched by `pytest-ruler download` is used when no path is given
+        from ..download import data_file
+
+        for kind in ("essays", "squad", "hotpotqa"):
+            if getattr(self, kind) is None:
+                path = data_file(kind)
+                if path.is_file():
+                    setattr(self, kind, str(path))
+
+    def essay_corpus(self):
+        from .haystack import load_essays
+
+        return load_essays(self.essays)
+
+    def qa_dataset(self, name: str):
+        from .qa_data import load_qa
+
+        path = {"squad": self.squad, "hotpotqa": self.hotpotqa}.get(name)
+        if not path:
+            raise RulerUsageError(
+                f"--ruler-{name}", None,
+                f"the {name} QA task needs its data file: run `pytest-ruler download {name}` "
+                f"(when online) and pass the file with --ruler-{name}=PATH",
+            )
+        return load_qa(name, path)
+
+    @property
+    def frame_tokens(self) -> int:
+        if self._frame_tokens is None:
+            self._frame_tokens = self.tokenizer.count(self.frame.head) + self.tokenizer.count(self.frame.tail)
+        return self._frame_tokens
+
+
+@dataclass(frozen=True)
+class Fitted:
+    rendered: Rendered
+    prompt_tokens: int
+    units: int
+    passes: int
+
+
+def _full_count(ctx: GenerationContext, r: Rendered) -> int:
+    return ctx.tokenizer.count(ctx.frame.wrap(r.input) + r.answer_prefix)
+
+
+def fill(draft: Draft, budget: int, ctx: GenerationContext, *, task: str, length: int, tokens_to_generate: int) -> Fitted:
+    """Render ``draft`` at the largest size whose real token count fits ``budget``.
+
+    The search is a pure function of the draft (never of earlier samples), so a
+    sample is the same whatever was generated before it. The seam drift
+    between the spliced estimate and the real count is measured on a tiny
+    render (one unit), then each pass renders once and tokenizes once: a pass
+    that overshoots shrinks, one that leaves room for another unit grows, and
+    the best in-budget result is kept.
+    """
+    overhead = ctx.frame_tokens
+    hi = draft.max_units
+    probe = min(draft.min_units + 1, hi) if hi is not None else draft.min_units + 1
+    drift = _full_count(ctx, draft.render(probe)) - draft.estimate(probe) - overhead
+
+    def largest(limit: int) -> int | None:
+        lo_n = draft.min_units
+        if draft.estimate(lo_n) + overhead > limit:
+            return None
+        # exponential then binary search on the (monotone) estimate
+        step = max(1, lo_n)
+        top = lo_n
+        while hi is None or top < hi:
+            nxt = top + step if hi is None else min(hi, top + step)
+            if draft.estimate(nxt) + overhead > limit:
+                break
+            top, step = nxt, step * 2
+        else:
+            return top
+        a, b = top, (top + step if hi is None else min(hi, top + step))
+        while b - a > 1:
+            mid = (a + b) // 2
+            if draft.estimate(mid) + overhead <= limit:
+                a = mid
+            else:
+                b = mid
+        return a
+
+    best: Fitted | None = None
+    tried: dict[int, int] = {}
+    n = largest(budget - drift)
+    passes = 0
+    while n is not None and n not in tried and passes < 8:
+        rendered = draft.render(n)
+        actual = _full_count(ctx, rendered)
+        passes += 1
+        tried[n] = actual
+        drift = actual - draft.estimate(n) - overhead
+        if actual <= budget:
+            if best is None or n > best.units:
+                best = Fitted(rendered, actual, n, passes)
+            grow = hi is None or n < hi
+            if not grow or draft.estimate(n + 1) + overhead + drift > budget:
+                break
+            nxt = largest(budget - drift)
+            n = nxt if nxt is not None and nxt > n else n + 1
+        else:
+            nxt = largest(budget - drift)
+            n = nxt if nxt is not None and nxt < n else n - 1
+            if n < draft.min_units:
+                n = None
+    if best is not None:
+        return Fitted(best.rendered, best.prompt_tokens, best.units, passes)
+    smallest = _full_count(ctx, draft.render(draft.min_units)) + tokens_to_generate
+    # random keys and names change the count a little from sample to sample
+    suggest = -(-int(smallest * 1.1 + 32) // 64) * 64
+    raise RulerUsageError(
+        "length", length,
+        f"task {task!r} needs at least {smallest} tokens with this tokenizer and template "
+        f"(its fixed text plus the smallest haystack); use a length of {suggest} or more",
+    )
+
+
+def depth_fraction(position: int, total: int) -> float:
+    """A position among ``total`` slots as a fraction of the context (0 = start)."""
+    return round(position / total, 4) if total else 0.0
+
+
+def check_positive_int(parameter: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RulerUsageError(parameter, value, f"must be an integer >= {minimum}")
+    return value
+
+
+def check_depths(value: Any) -> tuple[float, ...] | None:
+    """``depth``: None (random, as the paper), a fraction in [0, 1], or a list to sweep."""
+    if value is None:
+        return None
+    values: Sequence[Any] = value if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise RulerUsageError("depth", value, "give a fraction of the context in [0, 1] (0 = start, 1 = end), a list of them to sweep, or none for random depths")
+        out.append(float(v))
+    if not out:
+        raise RulerUsageError("depth", value, "give at least one depth in [0, 1], or none for random depths")
+    return tuple(out)

@@ -1,0 +1,73 @@
+"""Generate the samples of one (task, length, seed): the public entry point of the core.
+
+``generate_samples(task, length, samples=N, seed=S, ctx=GenerationContext(...))``
+returns N :class:`Sample` objects. Sample i is a pure function of (task name,
+task arguments, length, seed, i, tokenizer, frame, data files): generating
+samples 0..9 or only sample 7 gives the same sample 7, in any process, so
+caches and xdist workers agree without talking to each other.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..errors import RulerUsageError
+from .base import GenerationContext, Sample, TaskSpec, fill, sample_rng
+from .registry import FAMILIES, get_task
+
+__all__ = ["generate_samples", "iter_samples", "haystack_label"]
+
+
+def _check(length: object, samples: object, seed: object) -> None:
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise RulerUsageError("length", length, "give a positive number of tokens, e.g. 4096 or 4k")
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise RulerUsageError("samples", samples, "give a number of samples >= 1")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise RulerUsageError("seed", seed, "give a non-negative integer seed")
+
+
+def haystack_label(task: TaskSpec | str, ctx: GenerationContext) -> str:
+    """What the task's haystack is made of, for reports (e.g. the essay corpus)."""
+    spec = get_task(task)
+    return FAMILIES[spec.family].data_label(spec.args, ctx)
+
+
+def iter_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int = 0, ctx: GenerationContext, start: int = 0) -> Iterator[Sample]:
+    spec = get_task(task)
+    _check(length, samples, seed)
+    family = FAMILIES[spec.family]
+    budget = length - spec.tokens_to_generate
+    if budget < 1:
+        raise RulerUsageError("length", length, f"task {spec.name!r} alone generates {spec.tokens_to_generate} tokens; use a length well above that")
+    label = family.data_label(spec.args, ctx)
+    for index in range(start, start + samples):
+        rng = sample_rng(spec.name, length, seed, index)
+        draft = family.draft(spec.args, ctx, rng, index, task=spec.name, length=length, seed=seed)
+        fitted = fill(draft, budget, ctx, task=spec.name, length=length, tokens_to_generate=spec.tokens_to_generate)
+        r = fitted.rendered
+        meta = {
+            **r.metadata,
+            "family": spec.family,
+            "haystack_corpus": label,
+            "tokenizer": ctx.tokenizer.name,
+            "template": ctx.frame.name,
+            "fill": round((fitted.prompt_tokens + spec.tokens_to_generate) / length, 4),
+            "passes": fitted.passes,
+        }
+        yield Sample(
+            task=spec.name,
+            index=index,
+            seed=seed,
+            target_length=length,
+            input=ctx.frame.wrap(r.input),
+            answer_prefix=r.answer_prefix,
+            outputs=tuple(r.outputs),
+            prompt_tokens=fitted.prompt_tokens,
+            tokens_to_generate=spec.tokens_to_generate,
+            metadata=meta,
+        )
+
+
+def generate_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int = 0, ctx: GenerationContext, start: int = 0) -> list[Sample]:
+    return list(iter_samples(task, length, samples=samples, seed=seed, ctx=ctx, start=start))

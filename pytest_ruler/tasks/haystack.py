@@ -1,0 +1,191 @@
+"""Haystacks: the text that needles hide in.
+
+Three kinds, as in the RULER paper:
+
+- ``noise``: one fixed line (``NOISE_LINE``) repeated, lines joined by ``\\n``;
+- ``needle``: the haystack is itself distractor needles (built by the niah family);
+- ``essay``: long natural prose split into sentences (:class:`EssayCorpus`).
+
+Essay sources, in order of preference (``load_essays(spec)``):
+
+- a user file: plain ``.txt``, or RULER's ``{"text": ...}`` JSON;
+- a user folder of ``.txt`` files (read in sorted order);
+- ``None``: the offline default, CPython's own ``pydoc_data`` topics (the
+  Python language reference, human-written English prose that ships with every
+  CPython). It is *not* Paul Graham's essays; every sample records the corpus
+  label and sha256 so that scores on different haystacks are never mistaken for
+  comparable ones. ``pytest-ruler download essays`` fetches the paper's essays.
+
+Sentences are split by a documented rule-based splitter (``split_sentences``)
+because NLTK's punkt needs a run-time download.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import RulerDataError
+
+__all__ = [
+    "DEFAULT_ESSAY_LABEL",
+    "NOISE_LINE",
+    "EssayCorpus",
+    "load_essays",
+    "split_sentences",
+]
+
+NOISE_LINE = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
+
+DEFAULT_ESSAY_LABEL = "pydoc_data"
+
+# Abbreviations after which a period does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    """e.g i.e etc vs cf al approx dr mr mrs ms prof sr jr st no fig eq ca ibid
+    jan feb mar apr jun jul aug sep sept oct nov dec inc ltd co corp""".split()
+)
+_BOUNDARY = re.compile(r"([.!?][\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences.
+
+    Rule: a sentence ends at ``.``, ``!`` or ``?`` (plus closing quotes or
+    brackets) followed by whitespace and an upper-case letter, a digit or an
+    opening quote/bracket, unless the word before the period is a known
+    abbreviation or a single letter (initials, ``e.g.``). Whitespace inside a
+    sentence is collapsed to single spaces.
+    """
+    text = re.sub(r"\s+", " ", text).strip()
+    if not text:
+        return []
+    sentences: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        end = match.end(1)
+        before = text[start:match.start(1)]
+        last_word = before.rsplit(" ", 1)[-1].rstrip(".").lower()
+        if match.group(1).startswith(".") and (last_word in _ABBREVIATIONS or len(last_word) == 1):
+            continue
+        sentence = text[start:end].strip()
+        if sentence:
+            sentences.append(sentence)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+@dataclass(frozen=True)
+class EssayCorpus:
+    """Sentences of a prose corpus, with a label and a content hash for reports."""
+
+    label: str
+    sentences: tuple[str, ...]
+    sha256: str
+    words: int
+
+    def sentence(self, i: int) -> str:
+        """The i-th sentence, wrapping around: text repeats when the corpus is short."""
+        return self.sentences[i % len(self.sentences)]
+
+
+def _looks_like_prose(text: str) -> bool:
+    return (
+        len(text) >= 80
+        and ">>>" not in text
+        and "::=" not in text
+        and not re.search(r"[=*\-+|]{4,}", text)
+        and bool(re.search(r"[a-z]{3,} [a-z]{3,} [a-z]{3,}", text))
+        and text.rstrip().endswith((".", ":", "?", "!"))
+    )
+
+
+def _pydoc_prose() -> str:
+    """Prose paragraphs of CPython's pydoc topics (code, grammar and tables dropped).
+
+    Flush-left paragraphs are kept when they read as prose; indented ones
+    (code samples, grammar, but also notes and list items) only when they are
+    almost all letters, end with a period and call nothing, with bullet and
+    footnote markers removed.
+    """
+    from pydoc_data import topics
+
+    paragraphs: list[str] = []
+    for key in sorted(topics.topics):
+        for block in re.split(r"\n\s*\n", topics.topics[key]):
+            lines = block.splitlines()
+            if not lines:
+                continue
+            joined = " ".join(ln.strip() for ln in lines)
+            if any(ln.startswith((" ", "\t")) for ln in lines):
+                joined = re.sub(r"^(\*|\[\d+\]|\d+\.)\s+", "", joined)
+                letters = sum(c.isalpha() or c == " " for c in joined) / max(1, len(joined))
+                if letters < 0.9 or not joined.endswith(".") or re.search(r"\w\(", joined):
+                    continue
+            if _looks_like_prose(joined):
+                paragraphs.append(joined)
+    return "\n\n".join(paragraphs)
+
+
+def _corpus_from_text(label: str, text: str) -> EssayCorpus:
+    sentences = tuple(split_sentences(text))
+    digest = hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()
+    return EssayCorpus(label=label, sentences=sentences, sha256=digest, words=sum(len(s.split()) for s in sentences))
+
+
+def _read_essay_file(path: Path, parameter: str) -> str:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulerDataError(parameter, str(path), f"cannot read it as UTF-8 text ({exc}); pass a .txt file, a folder of .txt files or RULER's {{\"text\": ...}} JSON") from exc
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise RulerDataError(parameter, str(path), f"not valid JSON ({exc.msg} at line {exc.lineno}); RULER's essay file is {{\"text\": \"...\"}}") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+            raise RulerDataError(parameter, str(path), "expected RULER's essay JSON {\"text\": \"...\"}; run `pytest-ruler download essays` to fetch it")
+        return data["text"]
+    return raw
+
+
+@lru_cache(maxsize=8)
+def _load_cached(spec: str | None, stamp: tuple, parameter: str) -> EssayCorpus:
+    if spec is None:
+        py = f"{sys.version_info.major}.{sys.version_info.minor}"
+        return _corpus_from_text(f"{DEFAULT_ESSAY_LABEL} (CPython {py} pydoc topics, offline default; not the paper's Paul Graham essays)", _pydoc_prose())
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.txt") if p.is_file())
+        if not files:
+            raise RulerDataError(parameter, spec, "the folder holds no .txt files; pass a folder of .txt essays, a .txt file or RULER's JSON")
+        text = "\n\n".join(_read_essay_file(p, parameter) for p in files)
+    elif path.is_file():
+        text = _read_essay_file(path, parameter)
+    else:
+        raise RulerDataError(parameter, spec, "no such file or folder; pass a .txt file, a folder of .txt files, RULER's {\"text\": ...} JSON, or run `pytest-ruler download essays`")
+    corpus = _corpus_from_text(f"essays:{path.name}", text)
+    if len(corpus.sentences) < 2 or corpus.words < 100:
+        raise RulerDataError(parameter, spec, f"only {corpus.words} words in {len(corpus.sentences)} sentences; an essay haystack needs real prose (at least 100 words)")
+    return corpus
+
+
+def load_essays(spec: str | Path | None = None, *, parameter: str = "--ruler-essays") -> EssayCorpus:
+    """Load an essay corpus (see the module docstring); ``None`` is the offline default."""
+    if spec is None:
+        return _load_cached(None, (), parameter)
+    spec = str(spec)
+    path = Path(spec).expanduser()
+    try:
+        st = path.stat()
+        stamp: tuple = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        stamp = ()
+    return _load_cached(spec, stamp, parameter)

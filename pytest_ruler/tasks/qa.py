@@ -1,0 +1,123 @@
+"""Question answering (qa_1: SQuAD v2 dev, qa_2: HotpotQA dev distractor).
+
+Arguments: ``dataset`` (``squad`` | ``hotpotqa``), ``depth`` (None = the gold
+documents' positions drawn per sample; a fraction = every gold document at that
+depth; a list = swept over samples).
+
+A sample takes one question (a per-(task, seed) permutation of the dataset's
+questions indexed by the sample index, so sample i asks the same question at
+every length), its gold documents, then distractors: the other paragraphs of
+the same article first (SQuAD), then random documents of the dataset, as many
+as fit. Documents are rendered ``Document {i}:\\n{text}`` (1-based) joined by
+blank lines. Unlike the reference, whose fixed shuffle puts the gold document
+in the same slot for every sample of a size, the gold position is drawn per
+sample and recorded (``gold_positions``, 1-based, and ``depth``).
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any, Mapping
+
+from ..errors import RulerUsageError
+from .base import GenerationContext, PrefixCounter, Rendered, check_depths, depth_fraction, sample_rng
+
+__all__ = ["ANSWER_PREFIX", "DOCUMENT", "QAFamily", "TEMPLATE"]
+
+TEMPLATE = (
+    "Answer the question based on the given documents. Only give me the answer and do not output any other words.\n\n"
+    "The following are given documents.\n\n{context}\n\n"
+    "Answer the question based on the given documents. Only give me the answer and do not output any other words.\n\n"
+    "Question: {query}"
+)
+ANSWER_PREFIX = " Answer:"
+DOCUMENT = "Document {i}:\n{document}"
+DATASETS = ("squad", "hotpotqa")
+
+
+@lru_cache(maxsize=32)
+def _question_order(task: str, seed: int, size: int, sha: str) -> tuple[int, ...]:
+    rng = sample_rng(task, 0, seed, 0, salt=f"qa-order|{sha}")
+    return tuple(rng.sample(range(size), size))
+
+
+class QAFamily:
+    name = "qa"
+    defaults: Mapping[str, Any] = {"dataset": "squad", "depth": None}
+
+    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        a = {**self.defaults, **args}
+        for k in set(a) - set(self.defaults):
+            raise RulerUsageError(f"qa argument {k}", a[k], f"qa takes {', '.join(self.defaults)}")
+        if a["dataset"] not in DATASETS:
+            raise RulerUsageError("dataset", a["dataset"], f"choose one of {', '.join(DATASETS)}")
+        d = check_depths(a["depth"])
+        a["depth"] = list(d) if d is not None else None
+        return a
+
+    def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
+        ds = ctx.qa_dataset(args["dataset"])
+        return f"{ds.name}:{ds.sha256[:12]}"
+
+    def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, task: str, seed: int, **_: Any) -> "QADraft":
+        return QADraft(args, ctx, rng, index, task, seed)
+
+
+class QADraft:
+    def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, task: str, seed: int):
+        ds = ctx.qa_dataset(a["dataset"])
+        order = _question_order(task, seed, len(ds.items), ds.sha256)
+        item = ds.items[order[index % len(order)]]
+        self.ds, self.item = ds, item
+        gold = list(item.gold_docs)
+        related = [d for d in item.related_docs if d not in gold]
+        rng.shuffle(related)
+        taken = set(gold) | set(related)
+        others_rng = random.Random(rng.getrandbits(64))
+        self._others_rng = others_rng
+        self._taken = taken
+        self.distractors: list[int] = related
+        self.gold = gold
+        if a["depth"] is not None:
+            d = a["depth"][index % len(a["depth"])]
+            self.fractions = [d] * len(gold)
+        else:
+            self.fractions = [rng.random() for _ in gold]
+        self.min_units = 0
+        self.max_units = len(ds.docs) - len(gold)
+        tok = ctx.tokenizer
+        # a document costs about its header plus its text; seams are corrected by fill()
+        self.counter = PrefixCounter(tok, lambda i: "\n\nDocument 1:\n" + ds.docs[self._distractor(i)], memo=True, limit=self.max_units)
+        empty = self.render(0)
+        self._base = tok.count(empty.input + empty.answer_prefix)
+
+    def _distractor(self, i: int) -> int:
+        size = len(self.ds.docs)
+        while len(self.distractors) <= i:
+            d = self._others_rng.randrange(size)
+            if d not in self._taken:
+                self._taken.add(d)
+                self.distractors.append(d)
+        return self.distractors[i]
+
+    def estimate(self, n: int) -> int:
+        return self._base + self.counter.total(n)
+
+    def render(self, n: int) -> Rendered:
+        docs = [self._distractor(i) for i in range(n)]
+        slots = sorted((min(n, int(f * (n + 1))), j) for j, f in enumerate(self.fractions))
+        for offset, (pos, j) in enumerate(slots):
+            docs.insert(pos + offset, self.gold[j])
+        gold_positions = [docs.index(g) + 1 for g in self.gold]
+        context = "\n\n".join(DOCUMENT.format(i=i + 1, document=self.ds.docs[d]) for i, d in enumerate(docs))
+        text = TEMPLATE.format(context=context, query=self.item.question)
+        total = len(docs)
+        meta = {
+            "haystack": f"{self.ds.name} documents",
+            "haystack_units": total,
+            "gold_positions": gold_positions,
+            "depth": [depth_fraction(p - 1, max(1, total - 1)) for p in gold_positions],
+            "question": self.item.question,
+        }
+        return Rendered(text, ANSWER_PREFIX, tuple(self.item.answers), meta)

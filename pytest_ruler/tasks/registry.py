@@ -1,0 +1,111 @@
+"""The registry: task families by name, and the 13 standard RULER tasks.
+
+A task is a family plus arguments (``make_task``); the 13 tasks of the paper
+are registered at import (``STANDARD_TASKS``); users add their own with
+``register_task`` (later also through a pytest hook).
+
+Public names: ``FAMILIES``, ``STANDARD_TASKS``, ``make_task``,
+``register_task``, ``get_task``, ``task_names``, ``resolve_tasks``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from types import MappingProxyType
+from typing import Any, Iterable
+
+from ..errors import RulerUsageError
+from .aggregation import CommonWordsFamily, FrequentWordsFamily
+from .base import TaskSpec
+from .niah import NiahFamily
+from .qa import QAFamily
+from .variable_tracking import VariableTrackingFamily
+
+__all__ = ["FAMILIES", "STANDARD_TASKS", "get_task", "make_task", "register_task", "resolve_tasks", "task_names"]
+
+FAMILIES: dict[str, Any] = {
+    f.name: f for f in (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily())
+}
+METRICS = ("all", "part")
+
+
+def make_task(name: str, family: str, *, tokens_to_generate: int, metric: str = "all", **args: Any) -> TaskSpec:
+    """Build (and validate) a task from a family and its arguments."""
+    if family not in FAMILIES:
+        raise RulerUsageError("family", family, f"choose one of {', '.join(sorted(FAMILIES))}")
+    if metric not in METRICS:
+        raise RulerUsageError("metric", metric, "choose 'all' (string_match_all) or 'part' (string_match_part)")
+    if isinstance(tokens_to_generate, bool) or not isinstance(tokens_to_generate, int) or tokens_to_generate < 1:
+        raise RulerUsageError("tokens_to_generate", tokens_to_generate, "must be an integer >= 1")
+    if not name or not isinstance(name, str) or any(c in name for c in "[]*?, "):
+        raise RulerUsageError("task name", name, "use a non-empty name without spaces, commas, brackets or glob characters")
+    validated = FAMILIES[family].validate(args)
+    return TaskSpec(name, family, MappingProxyType(validated), tokens_to_generate, metric)
+
+
+def _standard() -> dict[str, TaskSpec]:
+    niah = dict(type_needle_k="words", type_needle_v="numbers")
+    specs = [
+        make_task("niah_single_1", "niah", tokens_to_generate=128, type_haystack="noise", **niah),
+        make_task("niah_single_2", "niah", tokens_to_generate=128, type_haystack="essay", **niah),
+        make_task("niah_single_3", "niah", tokens_to_generate=128, type_haystack="essay", type_needle_k="words", type_needle_v="uuids"),
+        make_task("niah_multikey_1", "niah", tokens_to_generate=128, type_haystack="essay", num_needle_k=4, **niah),
+        make_task("niah_multikey_2", "niah", tokens_to_generate=128, type_haystack="needle", **niah),
+        make_task("niah_multikey_3", "niah", tokens_to_generate=128, type_haystack="needle", type_needle_k="uuids", type_needle_v="uuids"),
+        make_task("niah_multivalue", "niah", tokens_to_generate=128, type_haystack="essay", num_needle_v=4, **niah),
+        make_task("niah_multiquery", "niah", tokens_to_generate=128, type_haystack="essay", num_needle_q=4, **niah),
+        make_task("vt", "variable_tracking", tokens_to_generate=30, num_chains=1, num_hops=4),
+        make_task("cwe", "common_words_extraction", tokens_to_generate=120, freq_cw=30, freq_ucw=3, num_cw=10),
+        make_task("fwe", "freq_words_extraction", tokens_to_generate=50, alpha=2.0),
+        make_task("qa_1", "qa", tokens_to_generate=32, metric="part", dataset="squad"),
+        make_task("qa_2", "qa", tokens_to_generate=32, metric="part", dataset="hotpotqa"),
+    ]
+    return {s.name: s for s in specs}
+
+
+STANDARD_TASKS: "MappingProxyType[str, TaskSpec]" = MappingProxyType(_standard())
+_CUSTOM: dict[str, TaskSpec] = {}
+
+
+def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
+    """Make a custom task selectable by name (``--ruler-tasks``, ``generate --task``)."""
+    if spec.name in STANDARD_TASKS:
+        raise RulerUsageError("task name", spec.name, "is a standard RULER task; give the custom task another name")
+    if spec.name in _CUSTOM and not replace and _CUSTOM[spec.name] != spec:
+        raise RulerUsageError("task name", spec.name, "is already registered with other arguments; pass replace=True or pick another name")
+    _CUSTOM[spec.name] = spec
+    return spec
+
+
+def task_names() -> list[str]:
+    return list(STANDARD_TASKS) + sorted(_CUSTOM)
+
+
+def get_task(name: str | TaskSpec) -> TaskSpec:
+    if isinstance(name, TaskSpec):
+        return name
+    spec = STANDARD_TASKS.get(name) or _CUSTOM.get(name)
+    if spec is None:
+        raise RulerUsageError("task", name, f"choose from {', '.join(task_names())} (globs like 'niah_*' and 'all' work in lists)")
+    return spec
+
+
+def resolve_tasks(selection: str | Iterable[str]) -> list[TaskSpec]:
+    """Names, globs (``niah_*``) or ``all``, comma-separated or as a list, in registry order."""
+    items = selection.split(",") if isinstance(selection, str) else list(selection)
+    items = [s.strip() for s in items if s and s.strip()]
+    if not items:
+        raise RulerUsageError("tasks", selection, f"name at least one task: {', '.join(task_names())}, a glob, or 'all'")
+    names = task_names()
+    chosen: list[str] = []
+    for item in items:
+        if item == "all":
+            matched = list(STANDARD_TASKS)
+        elif any(c in item for c in "*?["):
+            matched = fnmatch.filter(names, item)
+            if not matched:
+                raise RulerUsageError("tasks", item, f"the glob matches no task; choose from {', '.join(names)}")
+        else:
+            matched = [get_task(item).name]
+        chosen += [m for m in matched if m not in chosen]
+    return [get_task(n) for n in chosen]

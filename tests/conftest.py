@@ -1,0 +1,36 @@
+"""Shared fixtures: the embedded tokenizer and a generation context over the test data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    from pytest_ruler.tokenizer import load_tokenizer
+
+    return load_tokenizer("smollm2-135m")
+
+
+@pytest.fixture(scope="session")
+def ctx(tokenizer):
+    from pytest_ruler.tasks import GenerationContext
+
+    return GenerationContext(tokenizer, squad=str(DATA / "squad_mini.json"), hotpotqa=str(DATA / "hotpotqa_mini.json"))
+
+
+@pytest.fixture
+def fresh_ctx(tokenizer):
+    """A context with nothing learned yet (no drift memory)."""
+    from pytest_ruler.tasks import GenerationContext
+
+    def make(**kw):
+        kw.setdefault("squad", str(DATA / "squad_mini.json"))
+        kw.setdefault("hotpotqa", str(DATA / "hotpotqa_mini.json"))
+        return GenerationContext(tokenizer, **kw)
+
+    return make
