@@ -47,6 +47,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'pytest_ruler' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    # not cached in globals(): the module may be re-imported (e.g. by pytester), and
+    # a stale function would build objects of a stale class
+    return getattr(import_module(module), name)

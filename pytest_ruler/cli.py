@@ -8,6 +8,7 @@ Sub-commands (names fixed by the user contract):
 - ``score --task T PRED.jsonl``: reads lines with ``pred`` and ``outputs`` and
   prints the task's RULER metric (``--metric`` overrides it).
 - ``download essays|squad|hotpotqa``: fetches the paper's data when online.
+- ``report REPORT.json``: renders a saved run as Markdown and PNG plots.
 - ``tasks``: lists the registered tasks and their families.
 
 Usage errors print one line, ``pytest-ruler: error: ...``, and exit with 2.
@@ -136,6 +137,15 @@ def _cmd_download(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(ns: argparse.Namespace) -> int:
+    from .render import render_report
+
+    _, written = render_report(ns.report, Path(ns.out) if ns.out else None, plots=not ns.no_plots)
+    for path in written:
+        print(path)
+    return 0
+
+
 def _cmd_tasks(ns: argparse.Namespace) -> int:
     from .tasks import get_task, task_names
 
@@ -177,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("what", choices=["essays", "squad", "hotpotqa"])
     d.add_argument("--dest", help="folder to write into (default: the pytest-ruler data dir)")
     d.set_defaults(func=_cmd_download)
+
+    r = sub.add_parser("report", help="render a saved JSON report as Markdown and PNG plots")
+    r.add_argument("report", metavar="REPORT.json")
+    r.add_argument("--out", help="folder for REPORT.md and the plots (default: next to the JSON)")
+    r.add_argument("--no-plots", action="store_true", help="write only the Markdown table")
+    r.set_defaults(func=_cmd_report)
 
     t = sub.add_parser("tasks", help="list the registered tasks")
     t.set_defaults(func=_cmd_tasks)

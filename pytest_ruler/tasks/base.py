@@ -86,6 +86,8 @@ class Sample:
     prompt_tokens: int  # tokens of input + answer_prefix, exact
     tokens_to_generate: int
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # token ids of input + answer_prefix from the verification pass: what engines receive
+    prompt_ids: tuple[int, ...] | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def length(self) -> int:
@@ -275,10 +277,15 @@ class Fitted:
     prompt_tokens: int
     units: int
     passes: int
+    prompt_ids: tuple[int, ...] = ()
+
+
+def _encode(ctx: GenerationContext, r: Rendered) -> list[int]:
+    return ctx.tokenizer.encode(ctx.frame.wrap(r.input) + r.answer_prefix)
 
 
 def _full_count(ctx: GenerationContext, r: Rendered) -> int:
-    return ctx.tokenizer.count(ctx.frame.wrap(r.input) + r.answer_prefix)
+    return len(_encode(ctx, r))
 
 
 def fill(draft: Draft, budget: int, ctx: GenerationContext, *, task: str, length: int, tokens_to_generate: int) -> Fitted:
@@ -325,13 +332,14 @@ def fill(draft: Draft, budget: int, ctx: GenerationContext, *, task: str, length
     passes = 0
     while n is not None and n not in tried and passes < 8:
         rendered = draft.render(n)
-        actual = _full_count(ctx, rendered)
+        ids = _encode(ctx, rendered)
+        actual = len(ids)
         passes += 1
         tried[n] = actual
         drift = actual - draft.estimate(n) - overhead
         if actual <= budget:
             if best is None or n > best.units:
-                best = Fitted(rendered, actual, n, passes)
+                best = Fitted(rendered, actual, n, passes, tuple(ids))
             grow = hi is None or n < hi
             if not grow or draft.estimate(n + 1) + overhead + drift > budget:
                 break
@@ -343,7 +351,7 @@ def fill(draft: Draft, budget: int, ctx: GenerationContext, *, task: str, length
             if n < draft.min_units:
                 n = None
     if best is not None:
-        return Fitted(best.rendered, best.prompt_tokens, best.units, passes)
+        return Fitted(best.rendered, best.prompt_tokens, best.units, passes, best.prompt_ids)
     smallest = _full_count(ctx, draft.render(draft.min_units)) + tokens_to_generate
     # random keys and names change the count a little from sample to sample
     suggest = -(-int(smallest * 1.1 + 32) // 64) * 64

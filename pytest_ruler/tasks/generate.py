@@ -66,6 +66,7 @@ def iter_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int =
             prompt_tokens=fitted.prompt_tokens,
             tokens_to_generate=spec.tokens_to_generate,
             metadata=meta,
+            prompt_ids=fitted.prompt_ids,
         )
 
 

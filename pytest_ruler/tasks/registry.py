@@ -82,7 +82,7 @@ def task_names() -> list[str]:
 
 
 def get_task(name: str | TaskSpec) -> TaskSpec:
-    if isinstance(name, TaskSpec):
+    if isinstance(name, TaskSpec) or (not isinstance(name, str) and hasattr(name, "family") and hasattr(name, "args")):
         return name
     spec = STANDARD_TASKS.get(name) or _CUSTOM.get(name)
     if spec is None:

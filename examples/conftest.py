@@ -1,0 +1,26 @@
+"""Example conftest: a custom task and a custom engine, registered for the run.
+
+Run the examples with the embedded model:
+
+    pytest examples --ruler-model=smollm2-135m --ruler-tasks=vt --ruler-lengths=1k --ruler-samples=3
+"""
+
+from pytest_ruler import make_task
+
+
+def pytest_ruler_register(registry):
+    # a harder retrieval task: eight keys hidden among distractor needles
+    registry.task(make_task("niah_8keys", "niah", tokens_to_generate=128, type_haystack="needle", num_needle_k=8))
+    # a custom engine: any object with name, tokenizer, max_context, identity(), generate(), close()
+    from custom_engine import EchoLastNumberEngine
+
+    registry.engine("echo-last-number", EchoLastNumberEngine)
+
+
+def pytest_ruler_summary(config, report):
+    """A team's own gate: single-needle retrieval must hold at every tested length."""
+    eff = report["summary"]["native"]["per_task_effective_length"] if report["summary"]["native"] else {}
+    longest = max((i["length"] for i in report["items"]), default=None)
+    if "niah_single_1" in eff and eff["niah_single_1"] != longest:
+        return [f"niah_single_1 effective length {eff['niah_single_1']} is below the longest tested length {longest}"]
+    return None

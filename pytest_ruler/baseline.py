@@ -1,0 +1,573 @@
+"""Regression against a baseline report (``--ruler-baseline=old.json``).
+
+Each (task, length, mode) cell of the current run is compared with the same cell of an
+earlier report, and the run fails only on a drop that is statistically significant for
+the sample counts involved, so that CI does not flap on sampling noise.
+
+The statistics, in order:
+
+1. **Pooling.** Items are grouped by ``(task, length, mode)`` and pooled over seeds: the
+   cell's sample count ``n`` is the sum of the items' ``samples`` and its score the
+   sample-weighted mean of their scores. Cells present on one side only are not compared
+   (they are listed in ``Comparisons.not_compared``), nor are cells with no samples.
+2. **Counts.** A RULER score is 100 × the mean over samples of a per-sample value in
+   [0, 1]. For ``string_match_part`` (QA) that value is 0 or 1, so the score is exactly a
+   binomial proportion. ``string_match_all`` gives partial credit (e.g. 2 of 4 needles
+   = 0.5); it is *approximated* as a proportion with
+   ``successes = round(score / 100 * n)`` (half up). Partial credit has at most the
+   variance of a 0/1 outcome with the same mean, so treating it as binomial overstates
+   the noise: the test is conservative there, which is the safe side for CI.
+3. **Test.** One-sided, H1: "current proportion < baseline proportion" (an improvement
+   is never a failure).
+
+   - ``"two-proportion-z"`` (default): the pooled two-proportion z-test,
+     ``z = (p_cur - p_base) / sqrt(p(1-p)(1/n_base + 1/n_cur))``, p-value ``Phi(z)``, no
+     continuity correction. When any expected cell count ``n_i * p`` or
+     ``n_i * (1 - p)`` is below 5 the normal approximation is poor, and the exact test
+     below is used instead (``Comparison.exact_fallback`` is then true and ``test`` is
+     ``"fisher"``).
+   - ``"fisher"``: one-sided Fisher exact test on the 2×2 table of successes and
+     failures, i.e. the lower tail of the hypergeometric distribution of the current
+     run's successes given both margins. Computed here with exact integers
+     (``math.comb``) for small tables and with ``math.lgamma`` in log space for large
+     ones; no scipy.
+4. **Multiple comparisons.** With many cells some would cross ``alpha`` by chance, so
+   the p-values are adjusted over all compared cells: ``"holm"`` (default; Holm's
+   step-down method, which controls the family-wise error rate like Bonferroni but is
+   uniformly more powerful), ``"bonferroni"``, or ``"none"``.
+5. **Decision.** A cell is a significant drop when its adjusted p-value is below
+   ``alpha`` *and* its score fell by at least ``min_drop`` points (``delta < 0`` and
+   ``delta <= -min_drop``; ``min_drop`` lets users ignore drops that are real but too
+   small to matter).
+
+Adjusted p-values do not depend on ``alpha``, so raising ``alpha`` never removes a
+flagged drop; identical reports never flag one (their one-sided p-value is ≥ 0.5).
+
+Public names:
+
+- :func:`load_baseline` -- read and validate a saved report.
+- :class:`Comparison`, :class:`NotCompared`, :class:`Comparisons` -- results.
+- :func:`compare` -- the cell-by-cell comparison.
+- :func:`summarize_regressions` -- pass/fail plus human-readable lines.
+- :func:`effective_length_drop` -- an informational line when the effective length fell.
+- :func:`fisher_exact_less`, :func:`two_proportion_z_less` -- the two tests' p-values.
+- :data:`TESTS`, :data:`CORRECTIONS`, :data:`DEFAULT_ALPHA`.
+
+Option names used in error messages (the plugin maps its options onto the keyword
+arguments): ``--ruler-baseline-alpha``, ``--ruler-baseline-test``,
+``--ruler-baseline-correction``, ``--ruler-baseline-min-drop``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+from .errors import RulerUsageError
+from .lengths import format_length
+
+__all__ = [
+    "CORRECTIONS",
+    "Comparison",
+    "Comparisons",
+    "DEFAULT_ALPHA",
+    "NotCompared",
+    "TESTS",
+    "compare",
+    "effective_length_drop",
+    "fisher_exact_less",
+    "load_baseline",
+    "summarize_regressions",
+    "two_proportion_z_less",
+]
+
+SCHEMA = "pytest-ruler/1"
+DEFAULT_ALPHA = 0.05
+TESTS = ("two-proportion-z", "fisher")
+CORRECTIONS = ("holm", "bonferroni", "none")
+
+# Expected cell counts below this make the z-test fall back to Fisher's exact test.
+_MIN_EXPECTED = 5.0
+# Above this table size the exact-integer Fisher sum switches to log space.
+_EXACT_INT_LIMIT = 4000
+
+_TEST_LABELS = {
+    "two-proportion-z": "one-sided two-proportion z-test",
+    "fisher": "one-sided Fisher exact test",
+}
+_CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_baseline(path: str | Path) -> dict[str, Any]:
+    """Read a JSON report written by ``--ruler-report`` and check it can serve as a baseline.
+
+    Raises :class:`RulerUsageError` (parameter ``--ruler-baseline``) for a missing or
+    unreadable file, invalid JSON, another schema, or a report without usable items.
+    """
+    shown = str(path)
+    p = Path(path)
+    if not p.is_file():
+        raise RulerUsageError(
+            "--ruler-baseline", shown,
+            "no such file; write one with `pytest --ruler-model=... --ruler-report=PATH` "
+            "on the reference model/commit, then pass that PATH.",
+        )
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulerUsageError("--ruler-baseline", shown, f"cannot read the file ({exc}).") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RulerUsageError(
+            "--ruler-baseline", shown,
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "pass a report written by --ruler-report.",
+        ) from None
+    if not isinstance(data, dict):
+        raise RulerUsageError(
+            "--ruler-baseline", shown, "the JSON must be an object written by --ruler-report."
+        )
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        raise RulerUsageError(
+            "--ruler-baseline", shown,
+            f"schema is {schema!r}, expected {SCHEMA!r}; pass a report written by "
+            "--ruler-report (regenerate older reports with this version).",
+        )
+    items = data.get("items")
+    if not isinstance(items, list) or not items:
+        raise RulerUsageError(
+            "--ruler-baseline", shown,
+            "the report has no items to compare against; it must come from a run that "
+            "executed RULER items (use --ruler-report on such a run).",
+        )
+    for i, item in enumerate(items):
+        problem = _item_problem(item)
+        if problem:
+            raise RulerUsageError(
+                "--ruler-baseline", shown,
+                f"items[{i}] {problem}; pass an unedited report written by --ruler-report.",
+            )
+    return data
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def _item_problem(item: object) -> str | None:
+    if not isinstance(item, Mapping):
+        return "is not an object"
+    for key in ("task", "length", "samples", "score"):
+        if key not in item:
+            return f"lacks {key!r}"
+    if not isinstance(item["task"], str):
+        return "has a non-string 'task'"
+    if not isinstance(item["length"], int) or isinstance(item["length"], bool) or item["length"] <= 0:
+        return "has a 'length' that is not a positive int"
+    if not isinstance(item["samples"], int) or isinstance(item["samples"], bool) or item["samples"] < 0:
+        return "has a 'samples' that is not a non-negative int"
+    score = item["score"]
+    if not _is_number(score) or not 0.0 <= float(score) <= 100.0:
+        return "has a 'score' outside [0, 100]"
+    mode = item.get("mode", "native")
+    if not isinstance(mode, str):
+        return "has a non-string 'mode'"
+    return None
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One (task, length, mode) cell, baseline against current.
+
+    Scores are percentages pooled over seeds; ``*_n`` are total samples; ``delta`` is
+    ``current_score - baseline_score`` (negative = drop). ``p_value`` is the adjusted
+    p-value the decision uses (``raw_p_value`` before the multiple-comparison
+    correction). ``test`` names the test actually used (``"fisher"`` when the z-test
+    fell back to it, with ``exact_fallback`` true).
+    """
+
+    task: str
+    length: int
+    mode: str
+    baseline_score: float
+    current_score: float
+    baseline_n: int
+    current_n: int
+    delta: float
+    p_value: float
+    significant: bool
+    test: str
+    alpha: float
+    raw_p_value: float = 1.0
+    correction: str = "holm"
+    baseline_successes: int = 0
+    current_successes: int = 0
+    min_drop: float = 0.0
+    exact_fallback: bool = False
+    cells: int = 1  # how many comparisons the correction was over
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.task, self.length, self.mode)
+
+
+@dataclass(frozen=True)
+class NotCompared:
+    """A cell present in only one of the two runs, or without samples."""
+
+    task: str
+    length: int
+    mode: str
+    reason: str  # "missing in baseline" | "missing in current run" | "no samples"
+
+
+class Comparisons(list):
+    """``list[Comparison]`` with the cells that could not be compared in ``not_compared``."""
+
+    not_compared: tuple[NotCompared, ...]
+
+    def __init__(self, comparisons: Iterable[Comparison] = (), not_compared: Iterable[NotCompared] = ()) -> None:
+        super().__init__(comparisons)
+        self.not_compared = tuple(not_compared)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def _norm_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def _check_counts(x1: int, n1: int, x2: int, n2: int) -> None:
+    for name, v in (("baseline successes", x1), ("baseline n", n1), ("current successes", x2), ("current n", n2)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise RulerUsageError(name, v, "counts must be non-negative ints.")
+    if x1 > n1 or x2 > n2:
+        raise RulerUsageError("successes", (x1, n1, x2, n2), "successes cannot exceed the sample count.")
+    if n1 == 0 or n2 == 0:
+        raise RulerUsageError("n", (n1, n2), "both sides need at least one sample.")
+
+
+def _clamp01(p: float) -> float:
+    return min(1.0, max(0.0, p))
+
+
+def fisher_exact_less(x1: int, n1: int, x2: int, n2: int) -> float:
+    """One-sided Fisher exact p-value for "current proportion < baseline proportion".
+
+    The 2×2 table is ``[[x1, n1 - x1], [x2, n2 - x2]]`` (baseline row, current row).
+    Given the margins, the current successes follow a hypergeometric law; the p-value is
+    ``P(X <= x2)``. (This equals scipy's ``fisher_exact(table, alternative="greater")``.)
+    """
+    _check_counts(x1, n1, x2, n2)
+    N, K = n1 + n2, x1 + x2
+    lo, hi = max(0, K - n1), min(K, n2)
+    if x2 >= hi:
+        return 1.0
+    if N <= _EXACT_INT_LIMIT:
+        total = math.comb(N, n2)
+        weight = lambda k: math.comb(K, k) * math.comb(N - K, n2 - k)  # noqa: E731
+        if x2 - lo <= hi - x2:
+            tail = sum(weight(k) for k in range(lo, x2 + 1))
+        else:  # fewer terms on the other side; exact integers, so no cancellation
+            tail = total - sum(weight(k) for k in range(x2 + 1, hi + 1))
+        return _clamp01(tail / total)
+    # Large tables: log space. Sum the lower tail directly (its terms, not its
+    # complement, so tiny p-values keep their precision).
+    log_total = _log_comb(N, n2)
+    logs = [_log_comb(K, k) + _log_comb(N - K, n2 - k) - log_total for k in range(lo, x2 + 1)]
+    top = max(logs)
+    return _clamp01(math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def two_proportion_z_less(x1: int, n1: int, x2: int, n2: int) -> tuple[float, bool]:
+    """One-sided pooled two-proportion z-test for "current < baseline".
+
+    Returns ``(p_value, exact_fallback)``: when an expected count is below 5 (or the
+    pooled proportion is 0 or 1), the p-value is Fisher's exact one instead.
+    """
+    _check_counts(x1, n1, x2, n2)
+    p = (x1 + x2) / (n1 + n2)
+    expected = min(n1 * p, n1 * (1 - p), n2 * p, n2 * (1 - p))
+    if expected < _MIN_EXPECTED:
+        return fisher_exact_less(x1, n1, x2, n2), True
+    se = math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
+    z = (x2 / n2 - x1 / n1) / se
+    return _clamp01(_norm_cdf(z)), False
+
+
+def _adjust(p_values: list[float], correction: str) -> list[float]:
+    m = len(p_values)
+    if correction == "none" or m <= 1:
+        return list(p_values)
+    if correction == "bonferroni":
+        return [min(1.0, m * p) for p in p_values]
+    # Holm step-down: sorted ascending, p_(i) * (m - i), made monotone by a running max.
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def _as_mapping(item: Any) -> Mapping[str, Any]:
+    if isinstance(item, Mapping):
+        return item
+    to_dict = getattr(item, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    raise RulerUsageError("items", item, "each item must be a report item (a mapping) or an ItemResult.")
+
+
+def _pool(items: Iterable[Any], parameter: str) -> dict[tuple[str, int, str], tuple[float, int]]:
+    """``{(task, length, mode): (score %, total samples)}``, pooled over seeds."""
+    sums: dict[tuple[str, int, str], list[float]] = {}
+    for raw in items:
+        item = _as_mapping(raw)
+        problem = _item_problem(item)
+        if problem:
+            raise RulerUsageError(parameter, dict(item), f"an item {problem}.")
+        key = (item["task"], int(item["length"]), item.get("mode", "native"))
+        acc = sums.setdefault(key, [0.0, 0, 0.0, 0])
+        n = int(item["samples"])
+        acc[0] += float(item["score"]) * n
+        acc[1] += n
+        acc[2] += float(item["score"])  # unweighted, for cells with no samples
+        acc[3] += 1
+    return {k: ((s / n) if n else (u / c), n) for k, (s, n, u, c) in sums.items()}
+
+
+def _successes(score: float, n: int) -> int:
+    return min(n, max(0, int(math.floor(score / 100.0 * n + 0.5))))
+
+
+def _sort_key(key: tuple[str, int, str]) -> tuple:
+    task, length, mode = key
+    return (mode != "native", mode, task, length)
+
+
+def _check_options(alpha: float, test: str, min_drop: float, correction: str) -> None:
+    if not _is_number(alpha) or not 0.0 < float(alpha) < 1.0:
+        raise RulerUsageError("--ruler-baseline-alpha", alpha, "the significance level must be in (0, 1), e.g. 0.05 or 0.01.")
+    if test not in TESTS:
+        raise RulerUsageError("--ruler-baseline-test", test, f"choose one of {', '.join(TESTS)}.")
+    if correction not in CORRECTIONS:
+        raise RulerUsageError("--ruler-baseline-correction", correction, f"choose one of {', '.join(CORRECTIONS)}.")
+    if not _is_number(min_drop) or not 0.0 <= float(min_drop) <= 100.0 or math.isnan(float(min_drop)):
+        raise RulerUsageError("--ruler-baseline-min-drop", min_drop, "give a score drop in points, in [0, 100] (0 = any significant drop).")
+
+
+def compare(
+    baseline_report: Mapping[str, Any],
+    current_items: Iterable[Mapping[str, Any]],
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    test: str = "two-proportion-z",
+    min_drop: float = 0.0,
+    correction: str = "holm",
+) -> Comparisons:
+    """Compare each (task, length, mode) cell of ``current_items`` with the baseline's.
+
+    ``baseline_report`` is a report dict (e.g. from :func:`load_baseline`);
+    ``current_items`` are report items (mappings) or ``ItemResult`` objects. Returns a
+    :class:`Comparisons` list ordered native first, then by task and length; the cells
+    present on one side only are in its ``not_compared`` attribute.
+    """
+    _check_options(alpha, test, min_drop, correction)
+    if not isinstance(baseline_report, Mapping) or not isinstance(baseline_report.get("items"), list):
+        raise RulerUsageError("baseline_report", type(baseline_report).__name__, "pass a report dict with 'items' (see load_baseline).")
+    base = _pool(baseline_report["items"], "--ruler-baseline")
+    cur = _pool(current_items, "items")
+
+    not_compared: list[NotCompared] = []
+    keys: list[tuple[str, int, str]] = []
+    for key in sorted(set(base) | set(cur), key=_sort_key):
+        if key not in cur:
+            not_compared.append(NotCompared(*key, reason="missing in current run"))
+        elif key not in base:
+            not_compared.append(NotCompared(*key, reason="missing in baseline"))
+        elif base[key][1] == 0 or cur[key][1] == 0:
+            not_compared.append(NotCompared(*key, reason="no samples"))
+        else:
+            keys.append(key)
+
+    raw: list[tuple[float, bool, int, int]] = []
+    for key in keys:
+        (bs, bn), (cs, cn) = base[key], cur[key]
+        bx, cx = _successes(bs, bn), _successes(cs, cn)
+        if test == "fisher":
+            p, fallback = fisher_exact_less(bx, bn, cx, cn), False
+        else:
+            p, fallback = two_proportion_z_less(bx, bn, cx, cn)
+        raw.append((p, fallback, bx, cx))
+
+    adjusted = _adjust([r[0] for r in raw], correction)
+    out: list[Comparison] = []
+    for key, (p, fallback, bx, cx), adj in zip(keys, raw, adjusted):
+        (bs, bn), (cs, cn) = base[key], cur[key]
+        delta = cs - bs
+        significant = adj < alpha and delta < 0 and delta <= -float(min_drop)
+        out.append(Comparison(
+            task=key[0], length=key[1], mode=key[2],
+            baseline_score=bs, current_score=cs, baseline_n=bn, current_n=cn,
+            delta=delta, p_value=adj, significant=significant,
+            test="fisher" if (test == "fisher" or fallback) else test,
+            alpha=float(alpha), raw_p_value=p, correction=correction,
+            baseline_successes=bx, current_successes=cx, min_drop=float(min_drop),
+            exact_fallback=fallback, cells=len(keys),
+        ))
+    return Comparisons(out, not_compared)
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def _fmt_p(p: float) -> str:
+    if p >= 0.0001 or p == 0.0:
+        return f"{p:.4f}"
+    return f"{p:.1e}"
+
+
+def _fmt_delta(d: float) -> str:
+    r = round(d, 1)
+    if r < 0:
+        return f"\u2212{-r:.1f}"
+    return f"+{r:.1f}" if r > 0 else "\u00b10.0"
+
+
+def _cell(task: str, length: int, mode: str) -> str:
+    where = f"{task} @ {format_length(length)}"
+    return where if mode == "native" else f"{where} [{mode}]"
+
+
+def _line(c: Comparison) -> str:
+    label = _TEST_LABELS.get(c.test, c.test)
+    if c.exact_fallback:
+        label += " (small counts)"
+    relation = "<" if c.p_value < c.alpha else "\u2265"
+    if c.significant:
+        verdict = "significant drop"
+    elif c.delta < 0 and c.p_value < c.alpha:
+        verdict = f"significant but under the minimum drop of {c.min_drop:.1f} points, ignored"
+    elif c.delta < 0:
+        verdict = "within noise"
+    elif c.delta > 0:
+        verdict = "improved"
+    else:
+        verdict = "unchanged"
+    return (
+        f"{_cell(c.task, c.length, c.mode)}: {c.baseline_score:.1f} \u2192 {c.current_score:.1f} "
+        f"({_fmt_delta(c.delta)}, n={c.baseline_n}/{c.current_n}), {label} "
+        f"p={_fmt_p(c.p_value)} {relation} {c.alpha:g} ({_CORRECTION_LABELS.get(c.correction, c.correction)}) "
+        f"\u2014 {verdict}"
+    )
+
+
+def summarize_regressions(comparisons: Iterable[Comparison], *, verbose: bool = True) -> tuple[bool, list[str]]:
+    """``(passed, lines)``: passed is false when any cell is a significant drop.
+
+    Lines: a one-line header, then one line per compared cell (only the significant
+    drops when ``verbose`` is false), then one per cell that could not be compared
+    (read from ``comparisons.not_compared`` when it is a :class:`Comparisons`).
+    """
+    comps = list(comparisons)
+    not_compared: tuple[NotCompared, ...] = getattr(comparisons, "not_compared", ())
+    drops = [c for c in comps if c.significant]
+    passed = not drops
+    lines: list[str] = []
+    if comps:
+        c0 = comps[0]
+        requested = "two-proportion-z" if any(c.test == "two-proportion-z" or c.exact_fallback for c in comps) else "fisher"
+        method = _TEST_LABELS[requested]
+        if any(c.exact_fallback for c in comps):
+            method += ", Fisher exact where counts are small"
+        lines.append(
+            f"baseline: {len(comps)} cell{'s' if len(comps) != 1 else ''} compared, "
+            f"{len(drops)} significant drop{'s' if len(drops) != 1 else ''} "
+            f"({method}, alpha={c0.alpha:g}, "
+            + ("no multiple-comparison correction" if c0.correction == "none"
+               else f"{_CORRECTION_LABELS.get(c0.correction, c0.correction)} correction over {len(comps)}")
+            + (f", minimum drop {c0.min_drop:g} points" if c0.min_drop else "")
+            + ")"
+        )
+    else:
+        lines.append("baseline: no cell in common with the baseline; nothing compared")
+    for c in comps:
+        if verbose or c.significant:
+            lines.append(_line(c))
+    for nc in not_compared:
+        lines.append(f"{_cell(nc.task, nc.length, nc.mode)}: not compared ({nc.reason})")
+    return passed, lines
+
+
+def _summary_dict(summary: Any) -> Mapping[str, Any] | None:
+    if summary is None:
+        return None
+    to_dict = getattr(summary, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(summary, Mapping):
+        return summary
+    raise RulerUsageError("summary", summary, "pass a report's 'summary' (or one mode of it, or a LengthSummary).")
+
+
+def _fmt_eff(value: Any, per_length: Mapping[str, Any] | None) -> str:
+    if value is None:
+        lengths = [int(k) for k in (per_length or {})]
+        return f"<{format_length(min(lengths))}" if lengths else "none"
+    return format_length(int(value))
+
+
+def effective_length_drop(baseline_summary: Any, current_summary: Any) -> str | None:
+    """A line saying the effective length fell, or ``None`` when it did not.
+
+    Accepts a report's whole ``summary`` (``{"native": ..., "mapreduce": ...}``), one
+    mode of it (a ``LengthSummary.to_dict()`` shape) or a ``LengthSummary``. ``None``
+    (no length above the threshold) counts as shorter than any length. Informational:
+    the regression decision is made per cell by :func:`compare`.
+    """
+    base, cur = _summary_dict(baseline_summary), _summary_dict(current_summary)
+    if base is None or cur is None:
+        return None
+    if "per_length" in base or "per_length" in cur:
+        pairs = [("native", base, cur)]
+    else:
+        pairs = [(m, _summary_dict(base.get(m)), _summary_dict(cur.get(m))) for m in ("native", "mapreduce")]
+    parts = []
+    for mode, b, c in pairs:
+        if not b or not c or "effective_length" not in b or "effective_length" not in c:
+            continue
+        be, ce = b["effective_length"], c["effective_length"]
+        if be is None:
+            continue
+        if ce is None or int(ce) < int(be):
+            text = f"effective length ({mode}) dropped: {_fmt_eff(be, b.get('per_length'))} \u2192 {_fmt_eff(ce, c.get('per_length'))}"
+            bt, ct = b.get("threshold"), c.get("threshold")
+            if bt is not None and ct is not None and float(bt) != float(ct):
+                text += f" (thresholds differ: {float(bt):g} vs {float(ct):g})"
+            elif ct is not None:
+                text += f" (threshold {float(ct):g})"
+            parts.append(text)
+    return "; ".join(parts) + " [informational]" if parts else None

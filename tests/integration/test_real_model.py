@@ -1,0 +1,25 @@
+"""The issue's end-to-end check on the real embedded model: a passkey item
+passes, and the same command again is served from the cache."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+ARGS = ["-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=4"]
+
+
+@pytest.mark.slow
+def test_real_model_item_passes_then_reruns_from_cache(pytester):
+    first = pytester.runpytest_subprocess(*ARGS, "--ruler-report=r1.json", timeout=900)
+    first.assert_outcomes(passed=1)
+    second = pytester.runpytest_subprocess(*ARGS, "--ruler-report=r2.json", timeout=900)
+    second.assert_outcomes(passed=1)
+    r1 = json.loads((pytester.path / "r1.json").read_text())
+    r2 = json.loads((pytester.path / "r2.json").read_text())
+    i1, i2 = r1["items"][0], r2["items"][0]
+    assert r1["backend"] == "hf" and i1["engine_calls"] == 4 and i1["score"] >= 75.0
+    assert i2["cached"] == 4 and i2["engine_calls"] == 0
+    assert i1["score"] == i2["score"] and r1["summary"] == r2["summary"]
+    assert "4 of 4 predictions from the cache" in second.stdout.str()
