@@ -41,6 +41,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("lengths", "target lengths in tokens, e.g. 4k,8k,16384 (k = 1024; default: the preset's)", metavar="LIST"),
     Option("samples", "samples per item (default: the preset's)", metavar="N"),
     Option("seeds", "seeds: a count N (0..N-1) or a comma list", "1", metavar="N|LIST"),
+    Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", metavar="LIST"),
     Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), paper (13 tasks, 4K-128K, 500 samples)", "ci", metavar="smoke|ci|paper"),
     Option("threshold", "pass mark (0-100) for items and effective length", "85.6", metavar="SCORE"),
     Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", metavar="LEN"),
@@ -58,6 +59,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("dtype", "model dtype: auto, float32, bfloat16, float16", "auto"),
     Option("device", "hf engine device: auto, cpu, cuda, cuda:N", "auto"),
     Option("batch-size", "requests per engine batch (hf: default 4 on CPU, 8 on CUDA)", metavar="N"),
+    Option("batch-items", "send the prompts of up to N upcoming items of the same length to the engine in one call (without xdist)", "1", metavar="N"),
     Option("trust-remote-code", "allow the model's own code from the Hub to run (off by default)", flag=True),
     Option("engine-option", "back-end option KEY=VALUE, repeatable or comma-separated (e.g. tensor_parallel_size=2)", metavar="KEY=VALUE"),
     Option("tensor-parallel-size", "vllm: GPUs per engine", metavar="N"),
@@ -118,6 +120,7 @@ class RulerConfig:
     lengths: tuple[int, ...] = (4096,)
     samples: int = 10
     seeds: tuple[int, ...] = (0,)
+    depths: tuple[float, ...] | None = None
     threshold: float = 85.6
     task_thresholds: Mapping[str, float] = field(default_factory=dict)
     preset: str = "ci"
@@ -136,6 +139,7 @@ class RulerConfig:
     dtype: str = "auto"
     device: str = "auto"
     batch_size: int | None = None
+    batch_items: int = 1
     trust_remote_code: bool = False
     engine_options: Mapping[str, Any] = field(default_factory=dict)
     essays: str | None = None
@@ -177,6 +181,24 @@ def _seeds(value: Any) -> tuple[int, ...]:
     if not seeds:
         raise RulerUsageError("--ruler-seeds", value, "give a count N (seeds 0..N-1) or a comma list like 0,1,7")
     return tuple(dict.fromkeys(seeds))
+
+
+def _depths(value: Any) -> tuple[float, ...]:
+    out = []
+    for part in str(value).split(","):
+        if not part.strip():
+            continue
+        try:
+            d = float(part.strip().rstrip("%"))
+        except ValueError:
+            raise RulerUsageError("--ruler-depths", value, "give depths as fractions of the context, e.g. 0,0.25,0.5,0.75,1") from None
+        d = d / 100 if d > 1 else d
+        if not 0 <= d <= 1:
+            raise RulerUsageError("--ruler-depths", value, "depths are fractions in [0, 1] (or percentages up to 100)")
+        out.append(d)
+    if not out:
+        raise RulerUsageError("--ruler-depths", value, "give at least one depth, e.g. 0,0.5,1")
+    return tuple(dict.fromkeys(out))
 
 
 def _parse_value(raw: str) -> Any:
@@ -233,6 +255,7 @@ def build_config(config: Any) -> RulerConfig:
     lengths = tuple(parse_lengths(str(get("lengths", "4k")), "--ruler-lengths"))
     samples = _int("samples", get("samples", "10"))
     seeds = _seeds(get("seeds", "1"))
+    depths = _depths(get("depths")) if get("depths") else None
     threshold = _threshold("--ruler-threshold", get("threshold", "85.6"))
     thresholds = _task_thresholds(config)
     from .tasks import get_task
@@ -288,6 +311,7 @@ def build_config(config: Any) -> RulerConfig:
         lengths=lengths,
         samples=samples,
         seeds=seeds,
+        depths=depths,
         threshold=threshold,
         task_thresholds=thresholds,
         preset=preset_name,
@@ -306,6 +330,7 @@ def build_config(config: Any) -> RulerConfig:
         dtype=str(get("dtype", "auto")),
         device=str(get("device", "auto")),
         batch_size=_int("batch-size", batch) if batch else None,
+        batch_items=_int("batch-items", get("batch-items", "1")),
         trust_remote_code=bool(get("trust-remote-code", False)),
         engine_options=options,
         essays=get("essays"),

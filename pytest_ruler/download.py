@@ -218,13 +218,11 @@ class _Network(Exception):
 
 
 def default_data_dir() -> Path:
-    """Folder for downloaded data: ``$RULER_DATA_DIR``, else the user's cache."""
+    """Folder for downloaded data: ``$RULER_DATA_DIR``, else ``data`` in the pytest-ruler cache."""
+    from .tokenizer import cache_root
+
     env = os.environ.get("RULER_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME")
-    base = Path(cache).expanduser() if cache else Path.home() / ".cache"
-    return base / "pytest-ruler" / "data"
+    return Path(env).expanduser() if env else cache_root() / "data"
 
 
 def data_file(kind: str, data_dir: Path | None = None) -> Path:

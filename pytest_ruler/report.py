@@ -39,7 +39,7 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
     results = sorted(results, key=lambda r: (r.mode, r.length, r.task, r.seed))
     items = [
         {k: r.to_dict()[k] for k in ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
-                                      "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons")}
+                                      "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores")}
         for r in results
     ]
     report = {

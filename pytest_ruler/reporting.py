@@ -108,6 +108,14 @@ class RulerPlugin:
         else:
             items.extend(ruler_items)
 
+    def pytest_collection_finish(self, session: Any) -> None:
+        # cross-item batching needs to know what this process runs next; an xdist
+        # worker is handed items one chunk at a time, so it does not plan
+        from .items import RulerItem
+
+        if not self.is_worker and self.rs.config.batch_items > 1:
+            self.rs.plan = [(i.task, i.length, i.seed) for i in session.items if isinstance(i, RulerItem)]
+
     def pytest_runtest_logreport(self, report: Any) -> None:
         data = getattr(report, "ruler", None)
         if data and report.when == "call":

@@ -54,11 +54,13 @@ class ItemResult:
     prompt_tokens: int = 0
     failures: tuple[Mapping[str, Any], ...] = ()
     reasons: tuple[str, ...] = ()
+    depth_scores: Mapping[str, float] = field(default_factory=dict)  # depth sweep: {"0.25": score}
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["failures"] = [dict(f) for f in self.failures]
         d["reasons"] = list(self.reasons)
+        d["depth_scores"] = dict(self.depth_scores)
         return d
 
     @classmethod
@@ -66,6 +68,7 @@ class ItemResult:
         d = dict(d)
         d["failures"] = tuple(d.get("failures", ()))
         d["reasons"] = tuple(d.get("reasons", ()))
+        d["depth_scores"] = dict(d.get("depth_scores") or {})
         return cls(**d)
 
     def failure_message(self) -> str:
@@ -94,6 +97,11 @@ class RulerSession:
     _identity: Mapping[str, Any] | None = field(default=None, repr=False)
     _cache: PredictionCache | None = field(default=None, repr=False)
     engine_load_seconds: float = 0.0
+    # cross-item batching: the (task, length, seed) items this process runs, in order,
+    # and answers fetched for upcoming items in an earlier item's engine call
+    plan: list[tuple[str, int, int]] = field(default_factory=list, repr=False)
+    _fetched: dict[str, Completion] = field(default_factory=dict, repr=False)
+    _planned_done: set = field(default_factory=set, repr=False)
 
     # ---- lazily built parts -------------------------------------------------
     @property
@@ -179,16 +187,20 @@ class RulerSession:
         return haystack_label(task, self.generation_context)
 
     # ---- the work of one item ---------------------------------------------
-    def complete(self, requests: Sequence[GenerationRequest], label: str = "") -> tuple[list[Completion], int]:
+    def complete(self, requests: Sequence[GenerationRequest], label: str = "") -> tuple[list[Completion], list[bool]]:
         """Completions for requests: from the cache where possible, else from the engine.
 
-        Returns the completions and how many came from the cache. Each engine
-        result is stored as soon as it arrives.
+        Returns the completions and, per request, whether it came from the
+        cache. Each engine result is stored as soon as it arrives.
         """
         keys = [prediction_key(self.identity, r) for r in requests]
         cache = self.cache
         hits = cache.get_many(keys) if cache is not None else {}
         results: list[Completion | None] = [hits.get(k) for k in keys]
+        from_cache = [c is not None for c in results]
+        for i, k in enumerate(keys):  # answered in an earlier item's batch: an engine call, not a cache hit
+            if results[i] is None and k in self._fetched:
+                results[i] = self._fetched.pop(k)
         todo = [i for i, c in enumerate(results) if c is None]
         if todo:
             engine = self.engine
@@ -209,21 +221,51 @@ class RulerSession:
             for j, c in enumerate(out):  # engines that never called back still count
                 if results[todo[j]] is None:
                     on_result(j, c)
-        return [c for c in results if c is not None], len(keys) - len(todo)
+        return [c for c in results if c is not None], from_cache
+
+    def _item_inputs(self, task: Any, length: int, seed: int, samples: int | None = None):
+        from .tasks import generate_samples, get_task
+
+        spec = get_task(task)
+        depths = self.config.depths if "depth" in spec.args else None
+        if depths:
+            spec = spec.with_args(spec.name, depth=list(depths))  # swept over the item's samples
+        generated = generate_samples(spec, length, samples=samples or self.config.samples, seed=seed, ctx=self.generation_context)
+        requests = [
+            GenerationRequest(s.prompt, tuple(s.prompt_ids) if s.prompt_ids else tuple(self.tokenizer.encode(s.prompt)), spec.tokens_to_generate)
+            for s in generated
+        ]
+        return spec, depths, generated, requests
+
+    def _upcoming(self, task: str, length: int, seed: int) -> list[tuple[str, int, int]]:
+        """The next items of the plan with the same length, for one shared engine call."""
+        me = (task, length, seed)
+        self._planned_done.add(me)
+        if self.config.batch_items <= 1 or me not in self.plan:
+            return []
+        start = self.plan.index(me) + 1
+        group = []
+        for nxt in self.plan[start:]:
+            if len(group) >= self.config.batch_items - 1 or nxt[1] != length:
+                break
+            if nxt not in self._planned_done and self.data_missing(nxt[0]) is None:
+                group.append(nxt)
+        return group
 
     def run_item(self, task: Any, length: int, seed: int = 0, *, samples: int | None = None, threshold: float | None = None) -> ItemResult:
         """Run one item; ``task`` is a name or a TaskSpec (a user test's custom task)."""
-        from .tasks import generate_samples, get_task
-
         started = time.perf_counter()
-        spec = get_task(task)
+        spec, depths, samples, requests = self._item_inputs(task, length, seed, samples)
         task = spec.name
-        samples = generate_samples(spec, length, samples=samples or self.config.samples, seed=seed, ctx=self.generation_context)
-        requests = [
-            GenerationRequest(s.prompt, tuple(s.prompt_ids) if s.prompt_ids else tuple(self.tokenizer.encode(s.prompt)), spec.tokens_to_generate)
-            for s in samples
-        ]
-        completions, cached = self.complete(requests, label=f"{task}[{length}-seed{seed}]")
+        label = f"{task}[{length}-seed{seed}]"
+        upcoming = self._upcoming(task, length, seed)
+        extra = [r for item in upcoming for r in self._item_inputs(*item)[3]]
+        completions, from_cache = self.complete(requests + extra, label=f"{label} + {len(upcoming)} more items" if upcoming else label)
+        for r, c, hit in zip(extra, completions[len(requests):], from_cache[len(requests):]):
+            if c.ok and not hit:
+                self._fetched[prediction_key(self.identity, r)] = c
+        completions = completions[: len(requests)]
+        cached = sum(from_cache[: len(requests)])
         preds = [c.text for c in completions]
         refs = [list(s.outputs) for s in samples]
         score = get_metric(spec.metric)(preds, refs)
@@ -234,6 +276,12 @@ class RulerSession:
         for s, c in zip(samples, completions):
             if per_sample(c.text, list(s.outputs)) < 1.0 and len(failures) < 3:
                 failures.append({"index": s.index, "pred": c.text if c.ok else f"<{c.finish_reason}: {c.error}>", "outputs": list(s.outputs)})
+        depth_scores: dict[str, float] = {}
+        if depths:
+            per_depth: dict[float, list[float]] = {}
+            for s, c in zip(samples, completions):
+                per_depth.setdefault(depths[s.index % len(depths)], []).append(per_sample(c.text, list(s.outputs)))
+            depth_scores = {f"{d:g}": round(100 * sum(v) / len(v), 4) for d, v in sorted(per_depth.items())}
         return ItemResult(
             task=task,
             length=length,
@@ -252,6 +300,7 @@ class RulerSession:
             prompt_tokens=sum(len(r.prompt_ids) for r in requests),
             failures=tuple(failures),
             reasons=tuple(reasons[:3]),
+            depth_scores=depth_scores,
         )
 
     def close(self) -> None:

@@ -25,7 +25,7 @@ import string
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
-from .base import GenerationContext, Rendered, check_positive_int
+from .base import GenerationContext, Rendered, check_positive_int, with_defaults
 from .words import WONDERWORDS_VERSION, word_pool
 
 __all__ = [
@@ -68,18 +68,12 @@ def _numbered(words: list[str]) -> str:
     return " ".join(f"{i + 1}. {w}" for i, w in enumerate(words))
 
 
-def _check_unknown(family: str, args: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
-    for k in set(args) - set(defaults):
-        raise RulerUsageError(f"{family} argument {k}", args[k], f"{family} takes {', '.join(defaults)}")
-
-
 class CommonWordsFamily:
     name = "common_words_extraction"
     defaults: Mapping[str, Any] = {"freq_cw": 30, "freq_ucw": 3, "num_cw": 10}
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        a = {**self.defaults, **args}
-        _check_unknown("cwe", a, self.defaults)
+        a = with_defaults("cwe", args, self.defaults)
         for k in self.defaults:
             check_positive_int(k, a[k])
         if a["freq_cw"] <= a["freq_ucw"]:
@@ -166,8 +160,7 @@ class FrequentWordsFamily:
     defaults: Mapping[str, Any] = {"alpha": 2.0, "coded_wordlen": 6, "vocab_size": None}
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        a = {**self.defaults, **args}
-        _check_unknown("fwe", a, self.defaults)
+        a = with_defaults("fwe", args, self.defaults)
         if isinstance(a["alpha"], bool) or not isinstance(a["alpha"], (int, float)) or a["alpha"] <= 1:
             raise RulerUsageError("alpha", a["alpha"], "the Zeta distribution needs a number alpha > 1 (the paper uses 2.0)")
         a["alpha"] = float(a["alpha"])

@@ -367,6 +367,14 @@ def depth_fraction(position: int, total: int) -> float:
     return round(position / total, 4) if total else 0.0
 
 
+def with_defaults(family: str, args: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The family's defaults updated with ``args``; an unknown argument is an error naming the valid ones."""
+    merged = {**defaults, **args}
+    for key in sorted(set(merged) - set(defaults)):
+        raise RulerUsageError(f"{family} argument {key}", merged[key], f"{family} takes {', '.join(defaults)}")
+    return merged
+
+
 def check_positive_int(parameter: str, value: Any, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise RulerUsageError(parameter, value, f"must be an integer >= {minimum}")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
-from .base import GenerationContext, PrefixCounter, Rendered, check_depths, check_positive_int, depth_fraction
+from .base import GenerationContext, PrefixCounter, Rendered, check_depths, check_positive_int, depth_fraction, with_defaults
 from .haystack import NOISE_LINE
 from .words import NEEDLE_KINDS, WONDERWORDS_VERSION, needle_maker, random_needle
 
@@ -91,10 +91,7 @@ class NiahFamily:
     }
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        a = {**self.defaults, **args}
-        unknown = set(a) - set(self.defaults)
-        if unknown:
-            raise RulerUsageError(f"niah argument {sorted(unknown)[0]}", a[sorted(unknown)[0]], f"niah takes {', '.join(self.defaults)}")
+        a = with_defaults("niah", args, self.defaults)
         if a["type_haystack"] not in HAYSTACKS:
             raise RulerUsageError("type_haystack", a["type_haystack"], f"choose one of {', '.join(HAYSTACKS)}")
         for k in ("type_needle_k", "type_needle_v"):

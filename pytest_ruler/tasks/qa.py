@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
-from .base import GenerationContext, PrefixCounter, Rendered, check_depths, depth_fraction, sample_rng
+from .base import GenerationContext, PrefixCounter, Rendered, check_depths, depth_fraction, sample_rng, with_defaults
 
 __all__ = ["ANSWER_PREFIX", "DOCUMENT", "QAFamily", "TEMPLATE"]
 
@@ -47,9 +47,7 @@ class QAFamily:
     defaults: Mapping[str, Any] = {"dataset": "squad", "depth": None}
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        a = {**self.defaults, **args}
-        for k in set(a) - set(self.defaults):
-            raise RulerUsageError(f"qa argument {k}", a[k], f"qa takes {', '.join(self.defaults)}")
+        a = with_defaults("qa", args, self.defaults)
         if a["dataset"] not in DATASETS:
             raise RulerUsageError("dataset", a["dataset"], f"choose one of {', '.join(DATASETS)}")
         d = check_depths(a["depth"])

@@ -20,8 +20,7 @@ import random
 import string
 from typing import Any, Mapping
 
-from ..errors import RulerUsageError
-from .base import GenerationContext, Rendered, check_depths, check_positive_int, depth_fraction
+from .base import GenerationContext, Rendered, check_depths, check_positive_int, depth_fraction, with_defaults
 from .haystack import NOISE_LINE
 
 __all__ = ["ANSWER_PREFIX", "TEMPLATE", "VariableTrackingFamily"]
@@ -89,9 +88,7 @@ class VariableTrackingFamily:
     }
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        a = {**self.defaults, **args}
-        for k in set(a) - set(self.defaults):
-            raise RulerUsageError(f"variable_tracking argument {k}", a[k], f"variable_tracking takes {', '.join(self.defaults)}")
+        a = with_defaults("variable_tracking", args, self.defaults)
         check_positive_int("num_chains", a["num_chains"])
         check_positive_int("num_hops", a["num_hops"])
         check_positive_int("example_lines", a["example_lines"], minimum=0)

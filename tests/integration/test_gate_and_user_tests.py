@@ -191,3 +191,19 @@ def test_markdown_and_plots(pytester):
     assert "| niah_single_1 |" in md and "| **Total** |" in md
     pngs = list((pytester.path / "out" / "plots").glob("*.png"))
     assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_depth_sweep_scores_and_heatmap(pytester, xdist):
+    pytest.importorskip("matplotlib")
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,vt,fwe", "--ruler-lengths=1k,2k", "--ruler-samples=4",
+                 "--ruler-depths=0,0.5,1", "--ruler-report=r.json", "--ruler-plots=plots", "--ruler-markdown=r.md", *xdist)
+    assert result.ret == 1  # fwe has no depth and the oracle cannot do it
+    items = {(i["task"], i["length"]): i for i in report(pytester)["items"]}
+    assert items["niah_single_1", 1024]["depth_scores"] == {"0": 100.0, "0.5": 100.0, "1": 100.0}
+    assert set(items["vt", 2048]["depth_scores"]) == {"0", "0.5", "1"}
+    assert items["fwe", 1024]["depth_scores"] == {}
+    assert "Depth sweep" in (pytester.path / "r.md").read_text()
+    assert any("depth" in p.name for p in (pytester.path / "plots").glob("*.png"))
+    bad = run(pytester, *SCRIPTED, "--ruler-depths=0,150")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR and "--ruler-depths='0,150' is invalid" in bad.stderr.str()

@@ -209,3 +209,65 @@ def test_header_shows_the_chat_wrapper_once(pytester):
     assert out.count("ruler: chat template chat:smollm2-135m: prompt = <|im_start|>system") == 1
     result = run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-chat-template=none")
     assert "no chat template (RULER base prompts)" in result.stdout.str()
+
+
+def test_every_option_together_with_and_without_xdist(pytester):
+    from pathlib import Path
+
+    data = Path(__file__).parent.parent / "data"
+    for name in ("essays_mini.txt", "squad_mini.json", "hotpotqa_mini.json"):
+        (pytester.path / name).write_bytes((data / name).read_bytes())
+    common = [
+        *SCRIPTED, "--ruler-preset=smoke", "--ruler-tokenizer=smollm2-135m",
+        "--ruler-tasks=niah_single_2,vt,qa_1,qa_2", "--ruler-lengths=1k,1536", "--ruler-samples=3", "--ruler-seeds=0,3",
+        "--ruler-depths=0.2,0.8", "--ruler-threshold=0", "--ruler-chat-template=none", "--ruler-only",
+        "--ruler-max-model-len=100000", "--ruler-dtype=float32", "--ruler-device=cpu", "--ruler-batch-size=2",
+        "--ruler-engine-option=mode=oracle", "--ruler-tensor-parallel-size=1", "--ruler-gpu-memory-utilization=0.5",
+        "--ruler-hf-overrides={}", "--ruler-trust-remote-code",
+        "--ruler-essays=essays_mini.txt", "--ruler-squad=squad_mini.json", "--ruler-hotpotqa=hotpotqa_mini.json",
+        "--ruler-require-effective-length=1k", "--ruler-cache-dir=cache",
+    ]
+    pytester.makepyfile("def test_user():\n    assert False\n")  # --ruler-only leaves it out
+    first = run(pytester, *common, "--ruler-report=a.json", "--ruler-markdown=a.md")
+    first.assert_outcomes(passed=16)
+    second = run(pytester, *common, "--ruler-report=b.json", "--ruler-baseline=a.json", "--ruler-baseline-alpha=0.01",
+                 "--ruler-baseline-test=fisher", "-n", "2")
+    second.assert_outcomes(passed=16)
+    assert second.ret == 0
+    a, b = report(pytester, "a.json"), report(pytester, "b.json")
+    key = lambda d: sorted((i["task"], i["length"], i["seed"], i["score"], tuple(sorted(i["depth_scores"].items()))) for i in d["items"])  # noqa: E731
+    assert key(a) == key(b) and a["summary"] == b["summary"]
+    assert a["gate"]["passed"] is True and b["baseline"]["passed"] is True and b["baseline"]["test"] == "fisher"
+    assert all(i["cached"] == i["samples"] for i in b["items"])  # the shared --ruler-cache-dir served the second run
+    assert "essays:essays_mini.txt" in a["haystack_corpus"] and "squad:" in a["haystack_corpus"]
+    assert (pytester.path / "a.md").is_file() and (pytester.path / "cache" / "predictions.sqlite").is_file()
+
+
+def test_cross_item_batching_gives_the_same_results_with_fewer_engine_calls(pytester):
+    pytester.makeconftest(
+        """
+from pytest_ruler.engines.scripted import ScriptedEngine
+
+CALLS = []
+
+class CountingEngine(ScriptedEngine):
+    name = "counting"
+    def generate(self, requests, on_result=None):
+        CALLS.append(len(requests))
+        return super().generate(requests, on_result)
+
+def pytest_ruler_register(registry):
+    registry.engine("counting", CountingEngine)
+
+def pytest_ruler_summary(config, report):
+    print("ENGINE CALLS", CALLS)
+"""
+    )
+    args = ["--ruler-model=smollm2-135m", "--ruler-backend=counting", "--ruler-tasks=niah_single_1,vt,niah_multikey_2", "--ruler-lengths=1k,2k",
+            "--ruler-samples=2", "--ruler-no-cache", "-s"]
+    one = run(pytester, *args, "--ruler-report=one.json")
+    many = run(pytester, *args, "--ruler-report=many.json", "--ruler-batch-items=3")
+    assert "ENGINE CALLS [2, 2, 2, 2, 2, 2]" in one.stdout.str()
+    assert "ENGINE CALLS [6, 6]" in many.stdout.str()  # one call per length, across the three tasks
+    key = lambda d: sorted((i["task"], i["length"], i["score"], i["engine_calls"], i["cached"]) for i in d["items"])  # noqa: E731
+    assert key(report(pytester, "one.json")) == key(report(pytester, "many.json"))
