@@ -195,12 +195,11 @@ class RulerSession:
         """
         keys = [prediction_key(self.identity, r) for r in requests]
         cache = self.cache
-        hits = cache.get_many(keys) if cache is not None else {}
-        results: list[Completion | None] = [hits.get(k) for k in keys]
-        from_cache = [c is not None for c in results]
-        for i, k in enumerate(keys):  # answered in an earlier item's batch: an engine call, not a cache hit
-            if results[i] is None and k in self._fetched:
-                results[i] = self._fetched.pop(k)
+        # answered in an earlier item's batch: an engine call of this run, not a cache hit
+        results: list[Completion | None] = [self._fetched.pop(k, None) for k in keys]
+        hits = cache.get_many([k for k, c in zip(keys, results) if c is None]) if cache is not None else {}
+        from_cache = [c is None and k in hits for k, c in zip(keys, results)]
+        results = [c if c is not None else hits.get(k) for k, c in zip(keys, results)]
         todo = [i for i, c in enumerate(results) if c is None]
         if todo:
             engine = self.engine

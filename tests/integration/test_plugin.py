@@ -271,3 +271,7 @@ def pytest_ruler_summary(config, report):
     assert "ENGINE CALLS [6, 6]" in many.stdout.str()  # one call per length, across the three tasks
     key = lambda d: sorted((i["task"], i["length"], i["score"], i["engine_calls"], i["cached"]) for i in d["items"])  # noqa: E731
     assert key(report(pytester, "one.json")) == key(report(pytester, "many.json"))
+    # with the cache on, items answered in an earlier item's batch still count as engine calls
+    args = [a for a in args if a != "--ruler-no-cache"]
+    run(pytester, *args, "--ruler-report=cached.json", "--ruler-batch-items=3")
+    assert all(i["engine_calls"] == 2 and i["cached"] == 0 for i in report(pytester, "cached.json")["items"])
