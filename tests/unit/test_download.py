@@ -94,9 +94,13 @@ def test_default_data_dir_prefers_env(
     assert default_data_dir() == tmp_path / "d"
     assert data_file("squad") == tmp_path / "d" / "squad.json"
     monkeypatch.delenv("RULER_DATA_DIR")
+    monkeypatch.delenv("RULER_CACHE_DIR", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_data_dir() == tmp_path / "home" / ".cache" / "pytest-ruler" / "data"
+    # without RULER_DATA_DIR, downloads live in the pytest-ruler cache folder
+    monkeypatch.setenv("RULER_CACHE_DIR", str(tmp_path / "cache"))
+    assert default_data_dir() == tmp_path / "cache" / "data"
 
 
 def test_sources_match_the_paper() -> None:
