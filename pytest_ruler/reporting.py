@@ -12,7 +12,7 @@ Public names: ``RulerPlugin``, ``header_lines``, ``format_table``.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import pytest
 

@@ -101,6 +101,7 @@ class RulerSession:
     # and answers fetched for upcoming items in an earlier item's engine call
     plan: list[tuple[str, int, int]] = field(default_factory=list, repr=False)
     _fetched: dict[str, Completion] = field(default_factory=dict, repr=False)
+    _prepared: dict[tuple[str, int, int], Any] = field(default_factory=dict, repr=False)
     _planned_done: set = field(default_factory=set, repr=False)
 
     # ---- lazily built parts -------------------------------------------------
@@ -254,11 +255,14 @@ class RulerSession:
     def run_item(self, task: Any, length: int, seed: int = 0, *, samples: int | None = None, threshold: float | None = None) -> ItemResult:
         """Run one item; ``task`` is a name or a TaskSpec (a user test's custom task)."""
         started = time.perf_counter()
-        spec, depths, samples, requests = self._item_inputs(task, length, seed, samples)
+        prepared = self._prepared.pop((task, length, seed), None) if isinstance(task, str) and samples is None else None
+        spec, depths, samples, requests = prepared or self._item_inputs(task, length, seed, samples)
         task = spec.name
         label = f"{task}[{length}-seed{seed}]"
         upcoming = self._upcoming(task, length, seed)
-        extra = [r for item in upcoming for r in self._item_inputs(*item)[3]]
+        for item in upcoming:  # generated once: kept until that item runs
+            self._prepared[item] = self._item_inputs(*item)
+        extra = [r for item in upcoming for r in self._prepared[item][3]]
         completions, from_cache = self.complete(requests + extra, label=f"{label} + {len(upcoming)} more items" if upcoming else label)
         for r, c, hit in zip(extra, completions[len(requests):], from_cache[len(requests):]):
             if c.ok and not hit:

@@ -466,7 +466,7 @@ class OpenAIEngine:
                 body=self._scrub(text),
                 detail=detail,
             ) from None
-        except (socket.timeout, TimeoutError) as exc:
+        except (socket.timeout, TimeoutError):
             raise _HTTPFailure(f"{where}: timed out after {timeout or self.timeout:g} s", retryable=True) from None
         except urllib.error.URLError as exc:
             reason = exc.reason

@@ -21,7 +21,6 @@ needles' depths, the haystack and its size.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import random
 import re
-import uuid
 from functools import lru_cache
 import importlib.util
 from importlib import metadata

@@ -7,16 +7,7 @@ import json
 
 import pytest
 
-SCRIPTED = ["--ruler-model=smollm2-135m", "--ruler-backend=scripted"]
-XDIST = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
-
-
-def run(pytester, *args):
-    return pytester.runpytest("-p", "no:hypothesispytest", *args)
-
-
-def report(pytester, name="r.json"):
-    return json.loads((pytester.path / name).read_text())
+from .helpers import SCRIPTED, XDIST, report, run
 
 
 @pytest.mark.parametrize("xdist", XDIST)

@@ -4,24 +4,13 @@ report, the cache, usage errors, ini keys — with and without ``-n 2``."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
 
 import pytest
 
-SCRIPTED = ["--ruler-model=smollm2-135m", "--ruler-backend=scripted"]
-XDIST = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
-
-
-def run(pytester, *args):
-    # in-process (fast); xdist workers are still real subprocesses
-    return pytester.runpytest("-p", "no:hypothesispytest", *args)
-
-
-def report(pytester, name="r.json"):
-    return json.loads((pytester.path / name).read_text())
+from .helpers import SCRIPTED, XDIST, report, run
 
 
 def test_plain_pytest_is_unchanged(pytester):

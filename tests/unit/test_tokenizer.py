@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 from pytest_ruler.tokenizer import cache_root, embedded_gguf_path, load_tokenizer
 
