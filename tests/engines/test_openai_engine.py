@@ -75,7 +75,7 @@ def test_unreachable_server_is_one_clear_error_fast(tokenizer):
     t0 = time.monotonic()
     with pytest.raises(RulerUsageError) as err:
         _engine(url)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 20  # refused at once: no network timeout, no retry loop
     msg = str(err.value)
     assert err.value.parameter == "--ruler-base-url"
     assert url in msg and "unreachable" in msg and "vllm serve" in msg
@@ -159,7 +159,8 @@ def test_token_ids_sent_when_accepted_else_text(tokenizer):
     with stub.StubServer(llama_cpp_like) as server:
         t0 = time.monotonic()
         eng = _engine(server.base_url, retry_backoff=1.0)
-        assert time.monotonic() - t0 < 3  # the ids probe is not retried with backoff
+        # the ids probe is not retried: with backoff 1 s, retries would take 1+2+4+8+16 s
+        assert time.monotonic() - t0 < 10
         assert eng.prompt_format == "text"
         assert [isinstance(c.prompt, str) for c in server.posts()] == [False, True, False]
 
@@ -235,7 +236,7 @@ def test_timeout_is_retried(tokenizer):
             time.sleep(1.0)
 
     with stub.StubServer(slow_once) as server:
-        eng = _engine(server.base_url, timeout=0.3)
+        eng = _engine(server.base_url, timeout=0.5, max_retries=8)  # headroom on a loaded machine
         [done] = eng.generate([_req(tokenizer)])
     assert done.ok, done
 
