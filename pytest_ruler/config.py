@@ -65,6 +65,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("tensor-parallel-size", "vllm: GPUs per engine", metavar="N"),
     Option("gpu-memory-utilization", "vllm: fraction of GPU memory for the engine", metavar="F"),
     Option("hf-overrides", "vllm: JSON overrides of the model config (context extension, e.g. rope scaling)", metavar="JSON"),
+    Option("mapreduce", "also run each item through LLM x MapReduce chunked inference (a twin item, mode mapreduce)", flag=True),
+    Option("mapreduce-chunk", "map-reduce: document tokens per chunk", "2k", metavar="LEN"),
+    Option("mapreduce-overlap", "map-reduce: tokens repeated from one chunk at the start of the next", "0", metavar="N"),
+    Option("mapreduce-rounds", "map-reduce: most collapse rounds before the least confident records are dropped", "3", metavar="N"),
+    Option("mapreduce-window", "map-reduce: tokens one call may use, prompt + output (default: the engine's context)", metavar="LEN"),
+    Option("mapreduce-no-verify", "map-reduce: keep claims a chunk does not contain (the paper's prompts alone judge support)", flag=True),
+    Option("require-mapreduce-effective-length", "gate for chunked inference: fail the run if the map-reduce effective length is below LEN", metavar="LEN"),
+    Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", metavar="N"),
     Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
     Option("squad", "SQuAD v2 dev JSON for qa_1", metavar="PATH"),
     Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2", metavar="PATH"),
@@ -145,6 +153,9 @@ class RulerConfig:
     essays: str | None = None
     squad: str | None = None
     hotpotqa: str | None = None
+    mapreduce: bool = False
+    mapreduce_config: Any = None  # a mapreduce.MapReduceConfig
+    required_mapreduce_effective_length: int | None = None
 
     def threshold_for(self, task: str) -> float:
         return self.task_thresholds.get(task, self.threshold)
@@ -302,6 +313,19 @@ def build_config(config: Any) -> RulerConfig:
     base_url = get("base-url")
     if backend == "openai" and not base_url:
         raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
+    from .mapreduce import MapReduceConfig
+
+    window = get("mapreduce-window")
+    parallel = get("mapreduce-parallel")
+    required_mr = get("require-mapreduce-effective-length")
+    mr_config = MapReduceConfig(
+        chunk_tokens=parse_length(get("mapreduce-chunk", "2k"), "--ruler-mapreduce-chunk"),
+        overlap=_int("mapreduce-overlap", get("mapreduce-overlap", "0"), minimum=0),
+        max_rounds=_int("mapreduce-rounds", get("mapreduce-rounds", "3"), minimum=0),
+        window=parse_length(window, "--ruler-mapreduce-window") if window else None,
+        parallel=_int("mapreduce-parallel", parallel) if parallel else None,
+        verify=not bool(get("mapreduce-no-verify", False)),
+    ).validate()
     return RulerConfig(
         model=model,
         backend=backend,
@@ -336,4 +360,7 @@ def build_config(config: Any) -> RulerConfig:
         essays=get("essays"),
         squad=get("squad"),
         hotpotqa=get("hotpotqa"),
+        mapreduce=bool(get("mapreduce", False)) or bool(required_mr),
+        mapreduce_config=mr_config,
+        required_mapreduce_effective_length=parse_length(required_mr, "--ruler-require-mapreduce-effective-length") if required_mr else None,
     )

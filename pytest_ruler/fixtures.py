@@ -13,7 +13,14 @@ process, shared with the standard suite and its cache). Its results join the
 run's summary and JSON report. Without ``--ruler-model`` these tests skip
 with a message saying how to run them.
 
-Public names: ``RulerRunner``, ``ruler``, ``ruler_session`` (fixtures).
+``ruler_mapreduce`` is the same over LLM×MapReduce chunked inference, with
+the chunk size, overlap, parallelism and collapse bound as keywords::
+
+    def test_chunked_inference_rescues_16k(ruler_mapreduce):
+        native, chunked = ruler_mapreduce.check_rescue("niah_single_1", "16k", samples=3, chunk_tokens=2048)
+
+Public names: ``RulerRunner``, ``MapReduceRunner``, ``ruler``,
+``ruler_mapreduce``, ``ruler_session`` (fixtures).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from .items import SESSION_KEY, record_result
 from .lengths import parse_length
 from .session import ItemResult, RulerSession
 
-__all__ = ["RulerRunner", "ruler", "ruler_session"]
+__all__ = ["MapReduceRunner", "RulerRunner", "ruler", "ruler_mapreduce", "ruler_session"]
 
 
 class RulerRunner:
@@ -42,7 +49,7 @@ class RulerRunner:
     def engine(self):
         return self.session.engine
 
-    def run(self, task: Any = None, length: Any = None, *, samples: int | None = None, seed: int | None = None, threshold: float | None = None) -> ItemResult:
+    def _args(self, task: Any, length: Any, samples: int | None, seed: int | None, threshold: float | None) -> dict[str, Any]:
         d = self.defaults
         task = task if task is not None else d.get("task")
         if task is None:
@@ -52,13 +59,17 @@ class RulerRunner:
             if len(lengths) != 1 or lengths[0] is None:
                 raise pytest.UsageError("ruler.run() needs one length; use ruler.check() for several")
             length = lengths[0]
-        result = self.session.run_item(
-            task,
-            parse_length(length, "length"),
-            d.get("seed", 0) if seed is None else seed,
+        return dict(
+            task=task,
+            length=parse_length(length, "length"),
+            seed=d.get("seed", 0) if seed is None else seed,
             samples=samples if samples is not None else d.get("samples"),
             threshold=threshold if threshold is not None else d.get("threshold"),
         )
+
+    def run(self, task: Any = None, length: Any = None, *, samples: int | None = None, seed: int | None = None, threshold: float | None = None) -> ItemResult:
+        """One native item; its result joins the run's summary."""
+        result = self.session.run_item(**self._args(task, length, samples, seed, threshold))
         record_result(self.item, result)
         return result
 
@@ -71,6 +82,55 @@ class RulerRunner:
         if failed:
             pytest.fail("\n".join(r.failure_message() for r in failed), pytrace=False)
         return results
+
+
+class MapReduceRunner(RulerRunner):
+    """``ruler`` for chunked inference: ``run`` answers by map → collapse → reduce.
+
+    Keywords (else the run's ``--ruler-mapreduce-*`` options): ``chunk_tokens``,
+    ``overlap``, ``window``, ``max_rounds`` (the collapse bound), ``parallel``
+    (requests per engine call), ``verify``, ``calibration``, ``record_tokens``.
+    """
+
+    def _config(self, options: dict[str, Any]) -> Any:
+        from dataclasses import replace
+
+        from .mapreduce import MapReduceConfig
+
+        base = self.session.config.mapreduce_config or MapReduceConfig()
+        if "chunk_tokens" in options:
+            options["chunk_tokens"] = parse_length(options["chunk_tokens"], "chunk_tokens")
+        if options.get("window") is not None:
+            options["window"] = parse_length(options["window"], "window")
+        try:
+            return replace(base, **options).validate()
+        except TypeError:
+            known = ", ".join(MapReduceConfig.__dataclass_fields__)
+            raise pytest.UsageError(f"ruler_mapreduce options {sorted(options)}: unknown option; use {known}") from None
+
+    def run(self, task: Any = None, length: Any = None, *, samples: int | None = None, seed: int | None = None,
+            threshold: float | None = None, **options: Any) -> ItemResult:
+        """One map-reduce item (mode "mapreduce"); its result joins the run's summary."""
+        result = self.session.run_mapreduce_item(**self._args(task, length, samples, seed, threshold), config=self._config(options))
+        record_result(self.item, result)
+        return result
+
+    def native(self, task: Any = None, length: Any = None, **kw: Any) -> ItemResult:
+        return RulerRunner.run(self, task, length, **kw)
+
+    def check_rescue(self, task: Any = None, length: Any = None, *, samples: int | None = None, seed: int | None = None,
+                     threshold: float | None = None, **options: Any) -> tuple[ItemResult, ItemResult]:
+        """Fail the test unless map-reduce passes where native context fails; returns (native, mapreduce)."""
+        native = self.native(task, length, samples=samples, seed=seed, threshold=threshold)
+        chunked = self.run(task, length, samples=samples, seed=seed, threshold=threshold, **options)
+        problems = []
+        if native.passed:
+            problems.append(f"native context passes ({native.score:.1f} >= {native.threshold:.1f}): nothing to rescue at this length")
+        if not chunked.passed:
+            problems.append(chunked.failure_message())
+        if problems:
+            pytest.fail("\n".join(problems), pytrace=False)
+        return native, chunked
 
 
 @pytest.fixture(scope="session")
@@ -86,3 +146,9 @@ def ruler_session(request: Any) -> RulerSession:
 def ruler(request: Any, ruler_session: RulerSession) -> RulerRunner:
     """Run RULER items from a test; defaults come from @pytest.mark.ruler(...)."""
     return RulerRunner(ruler_session, request.node)
+
+
+@pytest.fixture
+def ruler_mapreduce(request: Any, ruler_session: RulerSession) -> MapReduceRunner:
+    """Run RULER items through LLM×MapReduce chunked inference (see MapReduceRunner)."""
+    return MapReduceRunner(ruler_session, request.node)

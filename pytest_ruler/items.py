@@ -1,7 +1,9 @@
 """Pytest items: one per (task × length × seed), under a ``ruler`` collector.
 
 Ids look like ``ruler::niah_single_1[4096-seed0]``, so ``-k niah_single_1``
-and ``-k 4096`` select as users expect. Items are ordered length-major, so an
+and ``-k 4096`` select as users expect. With ``--ruler-mapreduce`` each item
+has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
+samples by chunked inference (``-k mapreduce`` selects the twins). Items are ordered length-major, so an
 xdist worker's consecutive items share a prompt length.
 
 Public names: ``SESSION_KEY``, ``RulerItem``, ``RulerSuite``, ``make_items``.
@@ -44,9 +46,9 @@ class RulerSuite(pytest.Collector):
 
 
 class RulerItem(pytest.Item):
-    def __init__(self, *, task: str, length: int, seed: int, **kwargs: Any):
+    def __init__(self, *, task: str, length: int, seed: int, mode: str = "native", **kwargs: Any):
         super().__init__(**kwargs)
-        self.task, self.length, self.seed = task, length, seed
+        self.task, self.length, self.seed, self.mode = task, length, seed, mode
         self.add_marker(pytest.mark.ruler)
 
     def runtest(self) -> None:
@@ -54,12 +56,16 @@ class RulerItem(pytest.Item):
         missing = session.data_missing(self.task)
         if missing:
             pytest.skip(missing)
-        result = session.run_item(self.task, self.length, self.seed)
+        if self.mode == "mapreduce":
+            result = session.run_mapreduce_item(self.task, self.length, self.seed)
+        else:
+            result = session.run_item(self.task, self.length, self.seed)
         record_result(self, result)
         self.user_properties += [
             ("ruler_task", self.task),
             ("ruler_length", self.length),
             ("ruler_seed", self.seed),
+            ("ruler_mode", self.mode),
             ("ruler_score", result.score),
             ("ruler_threshold", result.threshold),
         ]
@@ -84,6 +90,8 @@ def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
         for task in c.tasks:
             for seed in c.seeds:
                 items.append(RulerItem.from_parent(suite, name=f"{task}[{length}-seed{seed}]", task=task, length=length, seed=seed))
+                if c.mapreduce:
+                    items.append(RulerItem.from_parent(suite, name=f"{task}[{length}-seed{seed}-mapreduce]", task=task, length=length, seed=seed, mode="mapreduce"))
     # announce them as collected, as a file's collector would (the "collected N items" line)
     session.ihook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, items))
     return items

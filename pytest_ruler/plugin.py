@@ -17,7 +17,7 @@ import pytest
 
 from .config import add_options, build_config, is_active
 from .errors import RulerUsageError
-from .fixtures import ruler, ruler_session  # noqa: F401  (fixtures for user tests)
+from .fixtures import ruler, ruler_mapreduce, ruler_session  # noqa: F401  (fixtures for user tests)
 from .items import RESULT_ATTR, SESSION_KEY
 
 

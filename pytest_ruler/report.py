@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 from .aggregate import summarize
 from .session import ItemResult
 
-__all__ = ["build_report", "summarize_results", "write_report"]
+__all__ = ["build_report", "mapreduce_vs_native", "summarize_results", "write_report"]
 
 SCHEMA = "pytest-ruler/1"
 
@@ -33,15 +33,32 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
     return summarize(task_scores, threshold=threshold).to_dict()
 
 
+def mapreduce_vs_native(results: Iterable[ItemResult]) -> list[dict[str, Any]]:
+    """Each item run both ways: scores side by side; ``rescued`` = native fails, map-reduce passes."""
+    native = {(r.task, r.length, r.seed): r for r in results if r.mode == "native"}
+    out = []
+    for r in results:
+        n = native.get((r.task, r.length, r.seed)) if r.mode == "mapreduce" else None
+        if n is not None:
+            out.append({"task": r.task, "length": r.length, "seed": r.seed, "native": n.score, "mapreduce": r.score,
+                        "native_passed": n.passed, "mapreduce_passed": r.passed, "rescued": (not n.passed) and r.passed})
+    return out
+
+
 def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: str, threshold: float,
                  results: Iterable[ItemResult], required_effective_length: int | None = None,
                  gate_passed: bool | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     results = sorted(results, key=lambda r: (r.mode, r.length, r.task, r.seed))
-    items = [
-        {k: r.to_dict()[k] for k in ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
-                                      "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores")}
-        for r in results
-    ]
+    keys = ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
+            "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores")
+    items = []
+    for r in results:
+        d = r.to_dict()
+        item = {k: d[k] for k in keys}
+        if r.mode == "mapreduce":  # per-call records: trace a failure to map, collapse or reduce
+            item["mapreduce"] = d["mapreduce"]
+            item["calls"] = d["calls"]
+        items.append(item)
     report = {
         "schema": SCHEMA,
         "model": model,
@@ -56,6 +73,8 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
         },
         "gate": {"required_effective_length": required_effective_length, "passed": gate_passed},
     }
+    if any(r.mode == "mapreduce" for r in results):
+        report["mapreduce_vs_native"] = mapreduce_vs_native(results)
     if extra:
         report.update(extra)
     return report

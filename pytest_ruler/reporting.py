@@ -114,7 +114,7 @@ class RulerPlugin:
         from .items import RulerItem
 
         if not self.is_worker and self.rs.config.batch_items > 1:
-            self.rs.plan = [(i.task, i.length, i.seed) for i in session.items if isinstance(i, RulerItem)]
+            self.rs.plan = [(i.task, i.length, i.seed) for i in session.items if isinstance(i, RulerItem) and i.mode == "native"]
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         data = getattr(report, "ruler", None)
@@ -168,18 +168,25 @@ class RulerPlugin:
                 plot_scores(report, c.plots)
 
     def _gate(self, report: dict) -> list[str]:
-        required = self.rs.config.required_effective_length
-        effective = (report["summary"]["native"] or {}).get("effective_length")
-        if required is None:
-            return []
-        passed = effective is not None and effective >= required
-        report["gate"] = {"required_effective_length": required, "passed": passed, "effective_length": effective}
-        if passed:
-            return []
-        got = format_length(effective) if effective is not None else "below the shortest tested length"
-        tested = sorted({r.length for r in self.results if r.mode == "native"})
-        hint = "" if required <= max(tested) else f" (the run tested only up to {format_length(max(tested))}: add longer --ruler-lengths)"
-        return [f"effective length {got} < required {format_length(required)} at threshold {self.rs.config.threshold}{hint}"]
+        c = self.rs.config
+        failures = []
+        for mode, required, key in (
+            ("native", c.required_effective_length, "gate"),
+            ("mapreduce", c.required_mapreduce_effective_length, "mapreduce_gate"),
+        ):
+            if required is None:
+                continue
+            effective = (report["summary"][mode] or {}).get("effective_length")
+            passed = effective is not None and effective >= required
+            report[key] = {"required_effective_length": required, "passed": passed, "effective_length": effective}
+            if passed:
+                continue
+            got = format_length(effective) if effective is not None else "below the shortest tested length"
+            tested = sorted({r.length for r in self.results if r.mode == mode}) or [0]
+            hint = "" if required <= max(tested) else f" (the run tested only up to {format_length(max(tested))}: add longer --ruler-lengths)"
+            what = "effective length" if mode == "native" else "map-reduce effective length"
+            failures.append(f"{what} {got} < required {format_length(required)} at threshold {c.threshold}{hint}")
+        return failures
 
     def _baseline(self, report: dict) -> list[str]:
         c = self.rs.config
@@ -205,24 +212,34 @@ class RulerPlugin:
         tr = terminalreporter
         tr.section("RULER: effective context length")
         c = self.rs.config
-        summary = self.report["summary"]["native"]
-        per_task: dict[str, dict[int, list[float]]] = {}
-        for r in self.results:
-            if r.mode == "native":
-                per_task.setdefault(r.task, {}).setdefault(r.length, []).append(r.score)
-        means = {t: {L: sum(v) / len(v) for L, v in ls.items()} for t, ls in per_task.items()}
         lengths = sorted({r.length for r in self.results})
-        for line in format_table(summary, means, lengths):
-            tr.write_line(line)
+        modes = [m for m in ("native", "mapreduce") if any(r.mode == m for r in self.results)]
+        for mode in modes:
+            per_task: dict[str, dict[int, list[float]]] = {}
+            for r in self.results:
+                if r.mode == mode:
+                    per_task.setdefault(r.task, {}).setdefault(r.length, []).append(r.score)
+            means = {t: {L: sum(v) / len(v) for L, v in ls.items()} for t, ls in per_task.items()}
+            if len(modes) > 1:
+                tr.write_line(f"{'native' if mode == 'native' else 'map-reduce (LLM x MapReduce, chunked)'}:", bold=True)
+            for line in format_table(self.report["summary"][mode], means, lengths):
+                tr.write_line(line)
+        if len(modes) > 1:
+            eff = {m: format_length((self.report["summary"][m] or {}).get("effective_length")) for m in modes}
+            tr.write_line(f"effective length: native {eff['native']} | map-reduce {eff['mapreduce']}", bold=True)
+            rescued = [x for x in self.report.get("mapreduce_vs_native", []) if x["rescued"]]
+            if rescued:
+                tr.write_line("map-reduce passes where native fails: " + ", ".join(f"{x['task']}@{format_length(x['length'])}" for x in rescued))
         tr.write_line(f"model {c.model} ({self.rs.backend}); haystack: {self.report['haystack_corpus']}")
         tr.write_line(f"threshold {c.threshold}; {sum(r.cached for r in self.results)} of {sum(r.samples for r in self.results)} predictions from the cache")
         for line in self.baseline_lines:
             tr.write_line(f"baseline: {line}")
-        gate = self.report["gate"]
-        if gate["required_effective_length"] is not None:
-            verdict = "PASSED" if gate["passed"] else "FAILED"
-            tr.write_line(f"gate {verdict}: effective length {format_length(summary['effective_length'])} "
-                          f"(required {format_length(gate['required_effective_length'])})", green=gate["passed"], red=not gate["passed"], bold=True)
+        for key, what in (("gate", "effective length"), ("mapreduce_gate", "map-reduce effective length")):
+            gate = self.report.get(key) or {}
+            if gate.get("required_effective_length") is not None:
+                verdict = "PASSED" if gate["passed"] else "FAILED"
+                tr.write_line(f"gate {verdict}: {what} {format_length(gate.get('effective_length'))} "
+                              f"(required {format_length(gate['required_effective_length'])})", green=gate["passed"], red=not gate["passed"], bold=True)
         for failure in self.failures:
             tr.write_line(f"RULER FAILED: {failure}", red=True, bold=True)
         if c.report is not None:

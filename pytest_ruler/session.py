@@ -55,12 +55,19 @@ class ItemResult:
     failures: tuple[Mapping[str, Any], ...] = ()
     reasons: tuple[str, ...] = ()
     depth_scores: Mapping[str, float] = field(default_factory=dict)  # depth sweep: {"0.25": score}
+    # map-reduce items: one record per engine call (sample, stage, prompt tokens, parse, confidence, seconds)
+    calls: tuple[Mapping[str, Any], ...] = ()
+    mapreduce: Mapping[str, Any] = field(default_factory=dict)  # chunks, rounds, malformed records, options
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["failures"] = [dict(f) for f in self.failures]
         d["reasons"] = list(self.reasons)
         d["depth_scores"] = dict(self.depth_scores)
+        d["calls"] = [dict(c) for c in self.calls]
+        d["mapreduce"] = dict(self.mapreduce)
+        if self.mode == "native":  # keep native items as they were
+            del d["calls"], d["mapreduce"]
         return d
 
     @classmethod
@@ -69,11 +76,13 @@ class ItemResult:
         d["failures"] = tuple(d.get("failures", ()))
         d["reasons"] = tuple(d.get("reasons", ()))
         d["depth_scores"] = dict(d.get("depth_scores") or {})
+        d["calls"] = tuple(d.get("calls") or ())
+        d["mapreduce"] = dict(d.get("mapreduce") or {})
         return cls(**d)
 
     def failure_message(self) -> str:
         lines = [
-            f"{self.task} at {self.length} tokens (seed {self.seed}): score {self.score:.2f} < threshold {self.threshold:.2f} "
+            f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''}): score {self.score:.2f} < threshold {self.threshold:.2f} "
             f"over {self.samples} samples ({self.nulls} empty predictions)"
         ]
         for reason in self.reasons:
@@ -304,6 +313,76 @@ class RulerSession:
             failures=tuple(failures),
             reasons=tuple(reasons[:3]),
             depth_scores=depth_scores,
+        )
+
+    def mapreduce_window(self, config: Any) -> int:
+        """Tokens one map-reduce call may use: the option, else the engine's context."""
+        if config.window:
+            return config.window
+        return int(self.engine.max_context)
+
+    def run_mapreduce_item(
+        self,
+        task: Any,
+        length: int,
+        seed: int = 0,
+        *,
+        samples: int | None = None,
+        threshold: float | None = None,
+        config: Any = None,
+    ) -> ItemResult:
+        """The map-reduce twin of an item: the same samples, answered by chunked inference."""
+        from .mapreduce import MapReduceConfig, MapReducer, document_for
+
+        started = time.perf_counter()
+        mr_config = (config or self.config.mapreduce_config or MapReduceConfig()).validate()
+        spec, _, generated, _ = self._item_inputs(task, length, seed, samples)
+        task = spec.name
+        docs = [document_for(s, spec) for s in generated]
+        reducer = MapReducer(self.complete, self.tokenizer, self.frame, mr_config, self.mapreduce_window(mr_config))
+        outcomes = reducer.run(docs, label=f"{task}[{length}-seed{seed}-mapreduce]")
+        preds = [o.prediction for o in outcomes]
+        score = get_metric(spec.metric)(preds, [list(s.outputs) for s in generated])
+        per_sample = sample_scorer(spec.metric)
+        threshold = self.config.threshold_for(task) if threshold is None else threshold
+        failures = []
+        for s, o in zip(generated, outcomes):
+            if per_sample(o.prediction, list(s.outputs)) < 1.0 and len(failures) < 3:
+                failures.append({"index": s.index, "pred": o.prediction if o.error is None else f"<{o.error}>", "outputs": list(s.outputs)})
+        calls = [{"sample": generated[c.doc].index, **{k: v for k, v in c.to_dict().items() if k != "doc"}} for o in outcomes for c in o.calls]
+        reasons = sorted({n for o in outcomes for n in o.notes} | {o.error for o in outcomes if o.error})
+        stages: dict[str, int] = {}
+        for c in calls:
+            stages[c["stage"]] = stages.get(c["stage"], 0) + 1
+        return ItemResult(
+            task=task,
+            length=length,
+            seed=seed,
+            mode="mapreduce",
+            samples=len(generated),
+            score=round(score, 4),
+            threshold=threshold,
+            passed=score >= threshold,
+            nulls=count_nulls(preds),
+            seconds=round(time.perf_counter() - started, 3),
+            over_length=sum(c["finish_reason"] == "over_length" for c in calls),
+            errors=sum(c["finish_reason"] == "error" for c in calls),
+            cached=sum(all(c.cached for c in o.calls) and bool(o.calls) for o in outcomes),
+            engine_calls=sum(not c["cached"] for c in calls),
+            prompt_tokens=sum(c["prompt_tokens"] for c in calls),
+            failures=tuple(failures),
+            reasons=tuple(reasons[:3]),
+            calls=tuple(calls),
+            mapreduce={
+                "chunks": [o.chunks for o in outcomes],
+                "rounds": max((o.rounds for o in outcomes), default=0),
+                "calls_per_stage": stages,
+                "malformed": sum(o.malformed for o in outcomes),
+                "completion_tokens": sum(c["completion_tokens"] for c in calls),
+                "window": reducer.window,
+                "strategy": docs[0].strategy.name if docs else None,
+                "config": mr_config.to_dict(),
+            },
         )
 
     def close(self) -> None:

@@ -8,7 +8,10 @@ Modes (``--ruler-engine-option=mode=...``):
 
 - ``oracle`` (default): reads the answer out of a niah prompt — the values of
   the queried keys' needle sentences — and a vt prompt's chain; other tasks
-  get an empty answer.
+  get an empty answer. A map-reduce map prompt (it ends with "Extracted
+  Information:") gets the record a perfect reader of that chunk would write:
+  the needle sentences of the queried keys, every ``VAR X = Y`` line, or
+  ``word: count`` for the chunk's most frequent words (``record_oracle``).
 - ``empty``: always answers "".
 - ``echo``: answers the last 40 characters of the prompt.
 - ``error``: every request fails (finish_reason "error").
@@ -27,12 +30,50 @@ from ..errors import RulerUsageError
 from ..tokenizer import load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 
-__all__ = ["ScriptedEngine", "oracle_answer"]
+__all__ = ["ScriptedEngine", "oracle_answer", "record_oracle"]
 
 MODES = ("oracle", "empty", "echo", "error")
 
 
+def _map_chunk(prompt: str) -> tuple[str, str]:
+    """(chunk, question) of a map prompt (see mapreduce.pipeline.MAP_PROMPT)."""
+    body = prompt.split("the other parts are read separately), then reply", 1)[-1]
+    body = body.split("\n\n", 1)[-1]
+    chunk, _, question = body.rpartition("\n\n")
+    return chunk, question
+
+
+def record_oracle(prompt: str) -> str:
+    """The four-field record a perfect reader writes for one chunk (test engine)."""
+    from collections import Counter
+
+    chunk, question = _map_chunk(prompt)
+    m = re.search(r"for (.+) mentioned in the provided text\?", question)
+    if m:
+        keys = [k.strip() for k in re.split(r", and |, ", m.group(1))]
+        sentences, values = [], []
+        for key in keys:
+            for found in re.finditer(rf"One of the special magic \w+ for {re.escape(key)} is: (\S+?)\.(?=\s|$)", chunk):
+                sentences.append(found.group(0))
+                values.append(found.group(1))
+        if not values:
+            return " none\nRationale: no sentence about the key.\nAnswer: NO INFORMATION\nConfidence Score: 0"
+        return f" {' '.join(sentences)}\nRationale: stated in this part.\nAnswer: {', '.join(values)}\nConfidence Score: 5"
+    if "assigned the value" in question:
+        lines = re.findall(r"VAR [A-Z]+ = (?:VAR [A-Z]+|\d+)", chunk)
+        if not lines:
+            return " none\nRationale: no assignment here.\nAnswer: NO INFORMATION\nConfidence Score: 0"
+        return f" {'; '.join(lines)}\nRationale: every assignment of this part.\nAnswer: {'; '.join(lines)}\nConfidence Score: 5"
+    if "most common words" in question or "most frequently appeared" in question:
+        counts = Counter(re.findall(r"[A-Za-z]+", chunk))
+        top = "; ".join(f"{w}: {n}" for w, n in counts.most_common(15))
+        return f" {top}\nRationale: counted.\nAnswer: {top}\nConfidence Score: 5"
+    return " none\nRationale: -\nAnswer: NO INFORMATION\nConfidence Score: 0"
+
+
 def oracle_answer(prompt: str) -> str:
+    if prompt.endswith("Extracted Information:") and "the other parts are read separately), then reply" in prompt:
+        return record_oracle(prompt)
     tail = prompt[prompt.rfind(" The special magic "):]
     m = re.fullmatch(r" The special magic \w+ for (.+) mentioned in the provided text (?:is|are)", tail)
     if m:

@@ -141,7 +141,8 @@ class CWEDraft:
         common, uncommon = self.words[: self.num_cw], self.words[self.num_cw:n]
         entries = common * self.freq_cw + uncommon * self.freq_ucw
         random.Random(self._shuffle_seed + n).shuffle(entries)
-        text = self.example + CWE_TEMPLATE.format(context=_numbered(entries))
+        context = _numbered(entries)
+        text = self.example + CWE_TEMPLATE.format(context=context)
         meta = {
             "haystack": "word list",
             "haystack_units": n,
@@ -150,7 +151,7 @@ class CWEDraft:
             "list_entries": len(entries),
             "wonderwords": WONDERWORDS_VERSION,
         }
-        return Rendered(text, CWE_ANSWER_PREFIX, self.outputs, meta)
+        return Rendered(text, CWE_ANSWER_PREFIX, self.outputs, meta, context)
 
     render = _render
 
@@ -208,7 +209,8 @@ class FWEDraft:
         counts = self.counts(n)
         seq = [w for w, c in zip(self.vocab, counts) for _ in range(c)]
         random.Random(self._shuffle_seed + n).shuffle(seq)
-        text = FWE_TEMPLATE.format(context=" ".join(seq))
+        context = " ".join(seq)
+        text = FWE_TEMPLATE.format(context=context)
         meta = {
             "haystack": "coded words",
             "haystack_units": n,
@@ -217,4 +219,4 @@ class FWEDraft:
             "next_count": counts[4] if len(counts) > 4 else 0,
             "noise_count": counts[0],
         }
-        return Rendered(text, FWE_ANSWER_PREFIX, self.outputs, meta)
+        return Rendered(text, FWE_ANSWER_PREFIX, self.outputs, meta, context)

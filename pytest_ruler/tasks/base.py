@@ -88,6 +88,11 @@ class Sample:
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
     # token ids of input + answer_prefix from the verification pass: what engines receive
     prompt_ids: tuple[int, ...] | None = field(default=None, compare=False, hash=False, repr=False)
+    # the haystack alone, and the unframed task text before and after it: what
+    # chunked inference (mapreduce/) splits and asks about; None for a family
+    # that does not say where its context is
+    context: str | None = field(default=None, compare=False, hash=False, repr=False)
+    around_context: tuple[str, str] | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def length(self) -> int:
@@ -142,6 +147,16 @@ class Rendered:
     answer_prefix: str
     outputs: tuple[str, ...]
     metadata: Mapping[str, Any]
+    context: str | None = None  # the haystack as it appears (last) in ``input``
+
+    def around_context(self) -> tuple[str, str] | None:
+        """The task text before and after the context (None when unknown)."""
+        if not self.context:
+            return None
+        at = self.input.rfind(self.context)
+        if at < 0:
+            return None
+        return self.input[:at], self.input[at + len(self.context):]
 
 
 class Draft(Protocol):

@@ -67,6 +67,8 @@ def iter_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int =
             tokens_to_generate=spec.tokens_to_generate,
             metadata=meta,
             prompt_ids=fitted.prompt_ids,
+            context=r.context,
+            around_context=r.around_context(),
         )
 
 

@@ -230,4 +230,4 @@ class NiahDraft:
             "query_keys": list(self.query_keys),
             "wonderwords": WONDERWORDS_VERSION,
         }
-        return Rendered(text, prefix, self.outputs, meta)
+        return Rendered(text, prefix, self.outputs, meta, context)

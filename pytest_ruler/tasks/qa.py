@@ -118,4 +118,4 @@ class QADraft:
             "depth": [depth_fraction(p - 1, max(1, total - 1)) for p in gold_positions],
             "question": self.item.question,
         }
-        return Rendered(text, ANSWER_PREFIX, tuple(self.item.answers), meta)
+        return Rendered(text, ANSWER_PREFIX, tuple(self.item.answers), meta, context)

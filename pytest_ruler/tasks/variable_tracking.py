@@ -146,7 +146,8 @@ class VTDraft:
 
     def render(self, n: int) -> Rendered:
         lines, positions = _place([NOISE_LINE] * n, self.chains, self.fractions)
-        text = self.example + TEMPLATE.format(context="\n".join(lines), query=self.query)
+        context = "\n".join(lines)
+        text = self.example + TEMPLATE.format(context=context, query=self.query)
         meta = {
             "haystack": "noise",
             "haystack_units": n,
@@ -154,4 +155,4 @@ class VTDraft:
             "depth": [depth_fraction(p, n) for p in positions[0]],
             "example_chain": list(self.example_names),
         }
-        return Rendered(text, self.prefix, self.outputs, meta)
+        return Rendered(text, self.prefix, self.outputs, meta, context)

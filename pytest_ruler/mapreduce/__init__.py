@@ -1,0 +1,77 @@
+"""LLM×MapReduce: chunked inference, so a short-window model can answer over a long text.
+
+Data flow of a map-reduce item (task × length × seed, mode "mapreduce")::
+
+    generate_samples (the same samples as the native item)
+      ──document_for(sample, spec)──► Document (instruction, context, question, answer
+                                      prefix, task-aware Strategy + hints)
+      ──MapReducer(session.complete, tokenizer, frame, config, window).run(documents)──►
+         map (chunks) → collapse (bounded) → reduce     [pipeline.py]
+      ──Outcome.prediction──► the task's own RULER metric ──► ItemResult(mode="mapreduce",
+                                                               calls=[per-call records])
+
+Modules, in the paper's words: ``chunking`` (split at text boundaries, verified
+fit), ``protocol`` (the four-field structured information protocol, lenient
+parsing), ``strategies`` (task-aware records and in-context confidence
+calibration examples per RULER family), ``pipeline`` (map, collapse, reduce).
+
+Public names: ``MapReduceConfig``, ``MapReducer``, ``Document``, ``Outcome``,
+``CallRecord``, ``Record``, ``parse_record``, ``chunk_text``, ``Chunk``,
+``strategy_for``, ``document_for``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import RulerUsageError
+from .chunking import Chunk, chunk_text, pack, split_units
+from .pipeline import CallRecord, Document, MapReduceConfig, MapReducer, Outcome
+from .protocol import NO_INFORMATION, Record, format_record, parse_record
+from .strategies import STRATEGIES, Strategy, strategy_for
+
+__all__ = [
+    "CallRecord",
+    "Chunk",
+    "Document",
+    "MapReduceConfig",
+    "MapReducer",
+    "NO_INFORMATION",
+    "Outcome",
+    "Record",
+    "STRATEGIES",
+    "Strategy",
+    "chunk_text",
+    "document_for",
+    "format_record",
+    "pack",
+    "parse_record",
+    "split_units",
+    "strategy_for",
+]
+
+_VT_QUERY = re.compile(r"assigned the value (\S+?) in the text")
+
+
+def document_for(sample: Any, spec: Any) -> Document:
+    """The map-reduce view of a RULER sample: its context, the task text around it, its strategy."""
+    if not sample.context or not sample.around_context:
+        raise RulerUsageError("--ruler-mapreduce", spec.name, f"family {spec.family!r} does not say where its context is (Rendered.context), so it cannot be chunked; run it natively")
+    before, after = sample.around_context
+    strategy, hints = strategy_for(spec)
+    hints = dict(hints)
+    if strategy.name == "chain":
+        m = _VT_QUERY.search(after)
+        if not m:
+            raise RulerUsageError("--ruler-mapreduce", spec.name, f"no query value found in its question {after.strip()!r}; keep the variable-tracking template")
+        hints["query"] = m.group(1)
+    return Document(
+        instruction=before,
+        context=sample.context,
+        question=after,
+        answer_prefix=sample.answer_prefix,
+        answer_tokens=sample.tokens_to_generate,
+        strategy=strategy,
+        hints=hints,
+    )
