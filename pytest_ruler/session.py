@@ -93,6 +93,17 @@ class ItemResult:
         return "\n".join(lines)
 
 
+def _grade(spec: Any, samples: Sequence[Any], preds: list[str], shown: list[str]) -> tuple[float, list[dict[str, Any]]]:
+    """The item's RULER score and up to three failing samples (``shown``: what to print for each)."""
+    score = get_metric(spec.metric)(preds, [list(s.outputs) for s in samples])
+    per_sample = sample_scorer(spec.metric)
+    failures = []
+    for s, pred, text in zip(samples, preds, shown):
+        if per_sample(pred, list(s.outputs)) < 1.0 and len(failures) < 3:
+            failures.append({"index": s.index, "pred": text, "outputs": list(s.outputs)})
+    return score, failures
+
+
 @dataclass
 class RulerSession:
     """State of a run (one per process; xdist workers each have their own)."""
@@ -279,15 +290,10 @@ class RulerSession:
         completions = completions[: len(requests)]
         cached = sum(from_cache[: len(requests)])
         preds = [c.text for c in completions]
-        refs = [list(s.outputs) for s in samples]
-        score = get_metric(spec.metric)(preds, refs)
+        score, failures = _grade(spec, samples, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
         per_sample = sample_scorer(spec.metric)
         threshold = self.config.threshold_for(task) if threshold is None else threshold
         reasons = sorted({c.error for c in completions if c.error})
-        failures = []
-        for s, c in zip(samples, completions):
-            if per_sample(c.text, list(s.outputs)) < 1.0 and len(failures) < 3:
-                failures.append({"index": s.index, "pred": c.text if c.ok else f"<{c.finish_reason}: {c.error}>", "outputs": list(s.outputs)})
         depth_scores: dict[str, float] = {}
         if depths:
             per_depth: dict[float, list[float]] = {}
@@ -342,13 +348,8 @@ class RulerSession:
         reducer = MapReducer(self.complete, self.tokenizer, self.frame, mr_config, self.mapreduce_window(mr_config))
         outcomes = reducer.run(docs, label=f"{task}[{length}-seed{seed}-mapreduce]")
         preds = [o.prediction for o in outcomes]
-        score = get_metric(spec.metric)(preds, [list(s.outputs) for s in generated])
-        per_sample = sample_scorer(spec.metric)
+        score, failures = _grade(spec, generated, preds, [o.prediction if o.error is None else f"<{o.error}>" for o in outcomes])
         threshold = self.config.threshold_for(task) if threshold is None else threshold
-        failures = []
-        for s, o in zip(generated, outcomes):
-            if per_sample(o.prediction, list(s.outputs)) < 1.0 and len(failures) < 3:
-                failures.append({"index": s.index, "pred": o.prediction if o.error is None else f"<{o.error}>", "outputs": list(s.outputs)})
         calls = [{"sample": generated[c.doc].index, **{k: v for k, v in c.to_dict().items() if k != "doc"}} for o in outcomes for c in o.calls]
         reasons = sorted({n for o in outcomes for n in o.notes} | {o.error for o in outcomes if o.error})
         stages: dict[str, int] = {}

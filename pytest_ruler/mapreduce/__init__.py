@@ -61,6 +61,8 @@ def document_for(sample: Any, spec: Any) -> Document:
     before, after = sample.around_context
     strategy, hints = strategy_for(spec)
     hints = dict(hints)
+    if spec.family == "niah":
+        hints["keys"] = list(sample.metadata.get("query_keys") or [])  # the support check ties values to these
     if strategy.name == "chain":
         m = _VT_QUERY.search(after)
         if not m:

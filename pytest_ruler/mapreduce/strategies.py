@@ -109,14 +109,32 @@ class Strategy:
     combine: Callable[[Sequence[Record], Mapping[str, Any]], str] | None = None
 
 
+_SENTENCE = re.compile(r"[^\n]*?(?:(?<=[.!?])(?=\s)|\n|$)")
+
+
+def _sentences(chunk: str) -> list[str]:
+    return [_norm(s) for s in _SENTENCE.findall(chunk) if s.strip()]
+
+
+def _supported(value: str, keys: Sequence[str], sentences: Sequence[str]) -> bool:
+    """The chunk has a sentence stating ``value`` together with one of the queried keys."""
+    return any(_in(s, value) and (not keys or any(k in s for k in keys)) for s in sentences)
+
+
 def _check_values(r: Record, chunk: str, hints: Mapping[str, Any], verify: bool) -> Record:
-    """Answer := the values of the needle's kind it states (else those in Extracted Information)."""
+    """Answer := the values of the needle's kind it states (else those in Extracted Information).
+
+    With ``verify``, a value counts only where the chunk has a sentence stating it
+    together with a queried key (the record's "key, value, verbatim sentence"):
+    a value of a distractor key, or one the model made up, is dropped.
+    """
     if r.no_information:
         return r.with_(answer=NO_INFORMATION)
     kind = str(hints.get("kind", "numbers"))
     claims = values_of(r.answer, kind) or values_of(r.extracted, kind)
-    text = _norm(chunk)
-    kept = [v for v in claims if not verify or _in(text, v)]
+    keys = [_norm(str(k)) for k in hints.get("keys", ())]
+    sentences = _sentences(chunk) if verify and claims else []
+    kept = [v for v in claims if not verify or _supported(v, keys, sentences)]
     dropped = tuple(v for v in claims if v not in kept)
     if not kept:
         return r.with_(answer=NO_INFORMATION, dropped=dropped)

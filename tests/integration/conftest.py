@@ -14,3 +14,11 @@ try:  # optional: the [plot] extra
     from matplotlib.backends import backend_agg  # noqa: F401
 except ImportError:
     pass
+
+# The embedded tokenizer, loaded here with the real HOME: pytester points HOME at a
+# temporary folder, where a first load would convert the GGUF tokenizer through
+# transformers (importing torch inside the in-process run, which cannot be undone).
+from pytest_ruler.tokenizer import load_tokenizer  # noqa: E402
+
+load_tokenizer("smollm2-135m")
+load_tokenizer("smollm2-135m", trust_remote_code=False)  # the session calls it so: another lru_cache key

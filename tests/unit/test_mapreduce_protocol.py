@@ -85,3 +85,14 @@ def test_mechanical_reducers_union_chain_and_sum():
     count = STRATEGIES["count"].combine
     recs = [rec("apple: 3; pear: 2"), rec("pear: 2; plum: 1"), rec("apple: 1")]
     assert count(recs, {"top": 2}) == "1. apple 2. pear"
+
+
+def test_a_value_of_a_distractor_key_is_not_support():
+    check = STRATEGIES["retrieve"].check
+    chunk = ("The grass is green. One of the special magic numbers for bold-sun is: 1898736. The sky is blue.\n"
+             "One of the special magic numbers for calm-river is: 4735521.")
+    record = parse_record(" One of the special magic numbers for bold-sun is: 1898736.\nAnswer: 1898736\nConfidence Score: 5")
+    assert check(record, chunk, {"kind": "numbers", "keys": ["calm-river"]}, True).answer == NO_INFORMATION
+    assert check(record, chunk, {"kind": "numbers", "keys": ["bold-sun"]}, True).answer == "1898736"
+    right = parse_record(" ...\nAnswer: 4735521\nConfidence Score: 5")
+    assert check(right, chunk, {"kind": "numbers", "keys": ["calm-river"]}, True).answer == "4735521"
