@@ -87,5 +87,8 @@ def write_report(path: str | Path, report: Mapping[str, Any]) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(report, fh, indent=2)
         fh.write("\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file (CI artifacts)
     os.replace(tmp, path)
     return path

@@ -229,7 +229,8 @@ class RulerPlugin:
             tr.write_line(f"effective length: native {eff['native']} | map-reduce {eff['mapreduce']}", bold=True)
             rescued = [x for x in self.report.get("mapreduce_vs_native", []) if x["rescued"]]
             if rescued:
-                tr.write_line("map-reduce passes where native fails: " + ", ".join(f"{x['task']}@{format_length(x['length'])}" for x in rescued))
+                cells = dict.fromkeys(f"{x['task']}@{format_length(x['length'])}" for x in rescued)
+                tr.write_line("map-reduce passes where native fails: " + ", ".join(cells))
         tr.write_line(f"model {c.model} ({self.rs.backend}); haystack: {self.report['haystack_corpus']}")
         tr.write_line(f"threshold {c.threshold}; {sum(r.cached for r in self.results)} of {sum(r.samples for r in self.results)} predictions from the cache")
         for line in self.baseline_lines:

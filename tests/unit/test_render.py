@@ -75,6 +75,17 @@ def test_load_report_round_trip(tmp_path, report):
     assert load_report(path) == json.loads(json.dumps(report))
 
 
+def test_a_report_gets_the_usual_file_mode_not_mkstemps_0600(tmp_path, report):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        path = write_report(tmp_path / "ruler.json", report)
+    finally:
+        os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
 @pytest.mark.parametrize(
     "content, fragment",
     [
