@@ -133,6 +133,7 @@ def _check_values(r: Record, chunk: str, hints: Mapping[str, Any], verify: bool)
     kind = str(hints.get("kind", "numbers"))
     claims = values_of(r.answer, kind) or values_of(r.extracted, kind)
     keys = [_norm(str(k)) for k in hints.get("keys", ())]
+    claims = [v for v in claims if v.lower() not in keys]  # a key repeated as its own value is no value
     sentences = _sentences(chunk) if verify and claims else []
     kept = [v for v in claims if not verify or _supported(v, keys, sentences)]
     dropped = tuple(v for v in claims if v not in kept)

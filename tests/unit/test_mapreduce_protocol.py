@@ -96,3 +96,13 @@ def test_a_value_of_a_distractor_key_is_not_support():
     assert check(record, chunk, {"kind": "numbers", "keys": ["bold-sun"]}, True).answer == "1898736"
     right = parse_record(" ...\nAnswer: 4735521\nConfidence Score: 5")
     assert check(right, chunk, {"kind": "numbers", "keys": ["calm-river"]}, True).answer == "4735521"
+
+
+def test_a_key_repeated_as_its_own_value_is_not_a_value():
+    # measured on niah_multikey_3 (uuid keys): "The special magic uuid for K is: K"
+    check = STRATEGIES["retrieve"].check
+    key = "28bff080-944d-4573-b3b9-4e4041078a15"
+    chunk = f"One of the special magic uuids for {key} is: c961390d-926e-4fd8-a27d-961bdf739572."
+    echo = parse_record(f"\nThe special magic uuid for {key} is: {key}")
+    assert check(echo, chunk, {"kind": "uuids", "keys": [key]}, True).answer == NO_INFORMATION
+    assert check(echo, chunk, {"kind": "uuids", "keys": [key]}, False).answer == NO_INFORMATION
