@@ -163,10 +163,6 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
 
-    @property
-    def engine_calls(self) -> int:
-        return sum(not c.cached for c in self.calls)
-
 
 Complete = Callable[[Sequence[GenerationRequest], str], tuple[list[Completion], list[bool]]]
 
@@ -191,8 +187,9 @@ class MapReducer:
 
     def _map_prompt(self, doc: Document, chunk_text_: str, i: int, n: int) -> GenerationRequest:
         h = doc.hints
-        calibration = CALIBRATION.format_map(_Hints({**doc.strategy.levels, **h})) if self.config.calibration else ""
-        calibration = calibration.format_map(_Hints(h))
+        # the level examples have placeholders of their own ({kind1}): fill them, then the sentence
+        levels = {k: v.format_map(_Hints(h)) for k, v in doc.strategy.levels.items()}
+        calibration = CALIBRATION.format_map(_Hints({**levels, **h})) if self.config.calibration else ""
         user = MAP_PROMPT.format(
             instruction=doc.instruction.strip(),
             i=i + 1,
