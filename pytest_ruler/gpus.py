@@ -1,11 +1,17 @@
 """GPU slots for xdist workers: one engine per slot of ``tensor_parallel_size`` GPUs.
 
 ``-n auto`` means one worker per slot (visible GPUs // tp). Each worker pins
-itself in ``pytest_configure``, before anything imports CUDA, by narrowing
-``CUDA_VISIBLE_DEVICES`` to its slot — chosen from the devices the caller
-already made visible (indexing into that list, never raw ordinals).
+itself in ``pytest_load_initial_conftests``, before anything imports CUDA, by
+narrowing ``CUDA_VISIBLE_DEVICES`` to its slot — chosen from the devices the
+caller already made visible (indexing into that list, never raw ordinals).
+Without GPUs a worker gets its share of this process's CPUs for vLLM's CPU
+build (``VLLM_CPU_OMP_THREADS_BIND``), so two engines do not bind the same core.
 
-Public names: ``visible_gpus``, ``gpu_slots``, ``worker_devices``, ``pin_worker``.
+The tensor parallel size is read in one place, :func:`tensor_parallel_size`,
+by slot counting (``-n auto``), pinning and the engine's options alike.
+
+Public names: ``visible_gpus``, ``gpu_slots``, ``worker_devices``, ``pin_worker``,
+``worker_cpus``, ``tensor_parallel_size``.
 """
 
 from __future__ import annotations
@@ -13,9 +19,47 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from typing import Mapping, MutableMapping
+from typing import Any, Callable, Mapping, MutableMapping
 
-__all__ = ["gpu_slots", "pin_worker", "visible_gpus", "worker_devices"]
+__all__ = ["gpu_slots", "pin_worker", "tensor_parallel_size", "visible_gpus", "worker_cpus", "worker_devices"]
+
+CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
+
+
+def tensor_parallel_size(lookup: Callable[[str], Any], *, strict: bool = False) -> int | None:
+    """GPUs per engine, from wherever the user said it; None when nobody did.
+
+    ``lookup(name)`` returns the raw value of ``--ruler-<name>`` or, when the
+    option is absent, of the ini key ``ruler_<name>`` (None if neither). The
+    dedicated option ``tensor-parallel-size`` wins over ``tensor_parallel_size``
+    inside ``engine-option`` (repeatable or comma-separated ``KEY=VALUE``).
+    ``strict`` raises :class:`~pytest_ruler.errors.RulerUsageError` for a bad
+    value (the configuration does); otherwise a bad value reads as None (slot
+    counting and pinning run before the configuration reports it).
+    """
+    from .config import _engine_options, _int
+    from .errors import RulerUsageError
+
+    try:
+        raw = lookup("tensor-parallel-size")
+        if raw is not None:
+            return _int("tensor-parallel-size", raw)
+        engine = lookup("engine-option")
+        if not engine:
+            return None
+        value = _engine_options(engine).get("tensor_parallel_size")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise RulerUsageError("--ruler-engine-option", f"tensor_parallel_size={value}", "give an integer >= 1")
+        try:
+            return _int("tensor-parallel-size", value)
+        except RulerUsageError:
+            raise RulerUsageError("--ruler-engine-option", f"tensor_parallel_size={value}", "give an integer >= 1") from None
+    except RulerUsageError:
+        if strict:
+            raise
+        return None
 
 
 def visible_gpus(env: Mapping[str, str] | None = None) -> list[str]:
@@ -46,8 +90,37 @@ def worker_devices(worker_id: str, visible: list[str], tensor_parallel_size: int
     return visible[slot * tp:(slot + 1) * tp]
 
 
-def pin_worker(tensor_parallel_size: int = 1, env: MutableMapping[str, str] | None = None) -> list[str] | None:
-    """Narrow CUDA_VISIBLE_DEVICES for this xdist worker; returns the devices or None."""
+def worker_cpus(worker_id: str, workers: int, cpus: list[int]) -> list[int] | None:
+    """Worker ``gwN``'s share of ``cpus`` (contiguous, equal shares; wraps when workers > cpus)."""
+    m = re.fullmatch(r"gw(\d+)", worker_id or "")
+    if not m or not cpus or workers < 1:
+        return None
+    index = int(m.group(1))
+    if workers >= len(cpus):
+        return [cpus[index % len(cpus)]]
+    share = len(cpus) // workers
+    index %= workers
+    return cpus[index * share:(index + 1) * share]
+
+
+def _allowed_cpus() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def pin_worker(
+    tensor_parallel_size: int = 1,
+    env: MutableMapping[str, str] | None = None,
+    cpus: list[int] | None = None,
+) -> list[str] | None:
+    """Narrow CUDA_VISIBLE_DEVICES for this xdist worker; returns the devices or None.
+
+    With no GPU slot, the worker's share of the CPUs goes into
+    ``VLLM_CPU_OMP_THREADS_BIND`` (unless the caller set it): vLLM's CPU build
+    otherwise binds every engine to the same cores.
+    """
     env = os.environ if env is None else env
     worker = env.get("PYTEST_XDIST_WORKER")
     if not worker:
@@ -55,4 +128,12 @@ def pin_worker(tensor_parallel_size: int = 1, env: MutableMapping[str, str] | No
     devices = worker_devices(worker, visible_gpus(env), tensor_parallel_size)
     if devices:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
+    elif CPU_BIND_ENV not in env:
+        try:
+            workers = int(env.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+        except ValueError:
+            workers = 0
+        share = worker_cpus(worker, workers, _allowed_cpus() if cpus is None else cpus)
+        if share:
+            env[CPU_BIND_ENV] = ",".join(map(str, share))
     return devices

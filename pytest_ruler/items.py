@@ -11,16 +11,20 @@ Public names: ``SESSION_KEY``, ``RulerItem``, ``RulerSuite``, ``make_items``.
 
 from __future__ import annotations
 
+import re
+import time
+import traceback
 from typing import Any
 
 import pytest
 
-from .session import ItemResult, RulerSession
+from .session import ItemResult, RulerSession, one_line
 
-__all__ = ["RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "record_result"]
+__all__ = ["RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "parse_item_name", "record_result"]
 
 SESSION_KEY = pytest.StashKey[RulerSession]()
 RESULT_ATTR = "ruler_result"
+SUITE_NAME = "ruler"
 
 
 def record_result(item: Any, result: ItemResult) -> None:
@@ -30,6 +34,21 @@ def record_result(item: Any, result: ItemResult) -> None:
         results = []
         setattr(item, RESULT_ATTR, results)
     results.append(result)
+
+
+_ITEM_NAME = re.compile(r"(?:^|::)(?P<task>[^:\[\]]+)\[(?P<length>\d+)-seed(?P<seed>\d+)(?P<mapreduce>-mapreduce)?\]$")
+
+
+def parse_item_name(nodeid: str) -> tuple[str, int, int, str] | None:
+    """(task, length, seed, mode) of a standard-suite item's node id, else None.
+
+    The xdist controller has no items of its own: a worker that crashed leaves
+    only the node id of the item it was running, and this turns it back into a cell.
+    """
+    m = _ITEM_NAME.search(nodeid)
+    if m is None or not nodeid.startswith((f"{SUITE_NAME}::", f"::{SUITE_NAME}::")):
+        return None
+    return m["task"], int(m["length"]), int(m["seed"]), "mapreduce" if m["mapreduce"] else "native"
 
 
 class RulerItemFailure(Exception):
@@ -56,10 +75,15 @@ class RulerItem(pytest.Item):
         missing = session.data_missing(self.task)
         if missing:
             pytest.skip(missing)
-        if self.mode == "mapreduce":
-            result = session.run_mapreduce_item(self.task, self.length, self.seed)
-        else:
-            result = session.run_item(self.task, self.length, self.seed)
+        started = time.perf_counter()
+        try:
+            if self.mode == "mapreduce":
+                result = session.run_mapreduce_item(self.task, self.length, self.seed)
+            else:
+                result = session.run_item(self.task, self.length, self.seed)
+        except Exception as exc:  # an errored item is a failing item, with its one-line reason
+            self._traceback = traceback.format_exc()
+            result = session.errored_result(self.task, self.length, self.seed, self.mode, one_line(exc), time.perf_counter() - started)
         record_result(self, result)
         self.user_properties += [
             ("ruler_task", self.task),
@@ -69,12 +93,20 @@ class RulerItem(pytest.Item):
             ("ruler_score", result.score),
             ("ruler_threshold", result.threshold),
         ]
+        if result.error is not None:
+            self.user_properties.append(("ruler_error", result.error))
         if not result.passed:
             raise RulerItemFailure(result)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, RulerItemFailure):
-            return str(excinfo.value)
+            message = str(excinfo.value)
+            trace = getattr(self, "_traceback", None)
+            if trace and (self.config.getoption("tbstyle", "auto") in ("long", "native") or self.config.getoption("fulltrace", False)):
+                message += "\n\n" + trace  # asked for: --tb=long / --full-trace
+            elif trace:
+                message += "\n  (the engine's traceback: rerun with --tb=long)"
+            return message
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -83,7 +115,7 @@ class RulerItem(pytest.Item):
 
 def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
     # a pseudo path, so progress lines read "ruler ....." and -k can match "ruler"
-    suite = RulerSuite.from_parent(session, name="ruler", path=session.config.rootpath / "ruler")
+    suite = RulerSuite.from_parent(session, name=SUITE_NAME, path=session.config.rootpath / SUITE_NAME)
     c = rs.config
     items = []
     for length in c.lengths:

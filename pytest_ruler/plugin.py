@@ -32,25 +32,35 @@ def pytest_addoption(parser: Any) -> None:
 
 
 def _tensor_parallel_size(config: Any) -> int:
-    from .config import _engine_options, _raw
+    """GPUs per engine (option, ini key or engine option; see gpus.tensor_parallel_size)."""
+    from .config import _raw
+    from .gpus import tensor_parallel_size
 
-    raw = _raw(config, "tensor-parallel-size")
-    if raw is None and _raw(config, "engine-option"):
-        raw = _engine_options(_raw(config, "engine-option")).get("tensor_parallel_size")
-    try:
-        return max(1, int(raw)) if raw is not None else 1
-    except (TypeError, ValueError):
-        return 1  # build_config reports the bad value
+    return tensor_parallel_size(lambda name: _raw(config, name)) or 1  # build_config reports a bad value
+
+
+def _early_raw(early_config: Any, name: str) -> Any:
+    """An option's raw value before the command line is fully parsed: known args, else ini."""
+    from .config import _dest
+
+    namespace = getattr(early_config, "known_args_namespace", None)
+    value = getattr(namespace, _dest(name), None)
+    if value is None or value == []:
+        try:
+            ini = early_config.getini(_dest(name))
+        except (ValueError, KeyError):
+            ini = None
+        value = ini if ini not in (None, "", []) else None
+    return value
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list) -> None:
     # an xdist worker pins itself to its GPU slot before anything can import CUDA
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        from .gpus import pin_worker
+        from .gpus import pin_worker, tensor_parallel_size
 
-        tp = next((int(a.split("=", 1)[1]) for a in args if a.startswith("--ruler-tensor-parallel-size=") and a.split("=", 1)[1].isdigit()), 1)
-        pin_worker(tp)
+        pin_worker(tensor_parallel_size(lambda name: _early_raw(early_config, name)) or 1)
 
 
 @pytest.hookimpl(trylast=True)  # after the cacheprovider has set config.cache
@@ -66,12 +76,17 @@ def pytest_configure(config: Any) -> None:
 
     try:
         rc = build_config(config)
+        cache_dir = rc.cache_dir
+        if cache_dir is None and getattr(config, "cache", None) is not None:
+            cache_dir = Path(config.cache.mkdir("ruler"))
+        rs = RulerSession(rc, cache_dir)
+        if not hasattr(config, "workerinput"):  # once per run: the controller (or the only process)
+            from .preflight import check_start
+
+            check_start(rs, config)
     except RulerUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
-    cache_dir = rc.cache_dir
-    if cache_dir is None and getattr(config, "cache", None) is not None:
-        cache_dir = Path(config.cache.mkdir("ruler"))
-    config.stash[SESSION_KEY] = RulerSession(rc, cache_dir)
+    config.stash[SESSION_KEY] = rs
     config.pluginmanager.register(RulerPlugin(config), "ruler-run")
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from .errors import RulerUsageError
 from .lengths import format_length
+from .results.table import TASK_ORDER, format_effective_length
 
 __all__ = [
     "SCHEMA",
@@ -50,11 +51,7 @@ __all__ = [
 SCHEMA = "pytest-ruler/1"
 
 #: The paper's row order for the 13 standard tasks; other tasks follow in report order.
-_PAPER_ORDER = (
-    "niah_single_1", "niah_single_2", "niah_single_3",
-    "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
-    "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_1", "qa_2",
-)
+_PAPER_ORDER = TASK_ORDER
 _MODE_TITLE = {"native": "native", "mapreduce": "map-reduce"}
 _OVER = "†"
 _ERR = "‡"
@@ -108,28 +105,13 @@ def _shape_problem(data: Mapping[str, Any]) -> str | None:
             continue
         if not isinstance(s, Mapping) or not isinstance(s.get("per_length"), Mapping):
             return f"summary[{mode!r}] has no \"per_length\" object"
-        for key in ("avg", "wavg_inc", "wavg_dec"):
-            if not isinstance(s.get(key), (int, float)):
+        for key in ("avg", "wavg_inc", "wavg_dec"):  # None: not established (an errored length)
+            if not isinstance(s.get(key), (int, float)) and not (key in s and s[key] is None):
                 return f"summary[{mode!r}] has no numeric {key!r}"
     return None
 
 
 # ------------------------------------------------------------- formatting --
-def format_effective_length(n: int | None, lengths: Sequence[int] = ()) -> str:
-    """An effective length as the paper prints it, over the tested ``lengths``.
-
-    ``None`` -> ``"<4K"`` (below the threshold at every tested length, 4K being the
-    shortest tested), or ``"-"`` when no lengths are known; the longest tested length
-    -> ``"≥128K"`` (the paper's ">128K"); anything else -> ``format_length(n)``.
-    """
-    lengths = sorted(int(L) for L in lengths)
-    if n is None:
-        return f"<{format_length(lengths[0])}" if lengths else "-"
-    if lengths and n >= lengths[-1]:
-        return f"≥{format_length(n)}"
-    return format_length(n)
-
-
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -155,7 +137,8 @@ def _pivot(items: Sequence[Mapping[str, Any]]) -> dict[str, dict[int, float]]:
     """``{task: {length: mean score over seeds}}``."""
     acc: dict[str, dict[int, list[float]]] = {}
     for it in items:
-        acc.setdefault(it["task"], {}).setdefault(int(it["length"]), []).append(float(it["score"]))
+        if it.get("error") is None:  # an errored item has no score (its cell shows ERR)
+            acc.setdefault(it["task"], {}).setdefault(int(it["length"]), []).append(float(it["score"]))
     return {t: {L: math.fsum(v) / len(v) for L, v in sorted(ls.items())} for t, ls in acc.items()}
 
 
@@ -214,6 +197,27 @@ def _gate_line(report: Mapping[str, Any]) -> str | None:
     return f"- **Gate:** not decided (required {req_s}; effective length {eff_s})"
 
 
+def _grounding_lines(report: Mapping[str, Any]) -> list[str]:
+    """What code did to the model's records, and how often it wrote the protocol, per map-reduce item."""
+    from .mapreduce import grounding_label
+
+    its = _mode_items(report, "mapreduce")
+    if not its:
+        return []
+    labels = sorted({grounding_label({"grounding": (it.get("mapreduce") or {}).get("grounding")}) for it in its})
+    lines = [f"**Map-reduce {label}.**" for label in labels] + [""]
+    lines.append(_row(["Task", "Length", "Strategy", "Grounding", "Map records", "All four fields", "With a confidence", "Parse failures", "Collapse calls"]))
+    lines.append("|:---|---:|:---|:---|---:|---:|---:|---:|---:|")
+    for it in sorted(its, key=lambda x: (x["task"], x["length"], x.get("seed", 0))):
+        mr = it.get("mapreduce") or {}
+        comp = (mr.get("compliance") or {}).get("map") or {}
+        collapse = (mr.get("calls_per_stage") or {}).get("collapse", 0)
+        cells = [comp.get(k, "-") for k in ("records", "four_fields", "confidence", "parse_failures")]
+        lines.append(_row([it["task"], format_length(int(it["length"])), mr.get("strategy") or "-", mr.get("grounding") or "-", *map(str, cells), str(collapse)]))
+    lines.append("")
+    return lines
+
+
 def _items_line(report: Mapping[str, Any]) -> str | None:
     items = report.get("items") or []
     if not items:
@@ -244,36 +248,24 @@ def _flag(items: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _table(report: Mapping[str, Any], mode: str) -> list[str]:
-    summary = (report.get("summary") or {}).get(mode)
-    items = _mode_items(report, mode)
-    means = _pivot(items)
-    lengths = sorted(set(_summary_lengths(summary)) | {int(it["length"]) for it in items})
-    by_cell: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
-    for it in items:
-        by_cell.setdefault((it["task"], int(it["length"])), []).append(it)
-    per_task_eff = dict((summary or {}).get("per_task_effective_length") or {})
-    tasks = _ordered_tasks(list(means) + list(per_task_eff))
+    """Table 3 of one mode (the terminal's cells, from results.table3), with flags per cell."""
+    from .results.table import table3
 
-    head = ["Task", *(format_length(L) for L in lengths), "Avg", "wAvg (inc)", "wAvg (dec)", "Effective"]
+    table = table3(report, mode)
+    by_cell: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for it in _mode_items(report, mode):
+        by_cell.setdefault((it["task"], int(it["length"])), []).append(it)
+    head = ["Task", *table.header[1:-4], "Avg", "wAvg (inc)", "wAvg (dec)", "Effective"]
     out = [_row(head), "|:---|" + "---:|" * (len(head) - 1)]
-    for task in tasks:
-        scores = means.get(task, {})
-        cells = [task]
-        for L in lengths:
-            s = _score(scores.get(L))
-            marks = _flag(by_cell.get((task, L), []))
-            cells.append(f"{s} {marks}" if marks else s)
-        task_lengths = sorted(scores) or lengths
-        eff = per_task_eff.get(task) if task in per_task_eff else None
-        eff_s = format_effective_length(eff, task_lengths) if task in per_task_eff else "-"
-        cells += ["", "", "", eff_s]
-        out.append(_row(cells))
-    if summary:
-        pl = {int(k): float(v) for k, v in summary["per_length"].items()}
-        cells = ["**Total**", *(_score(pl.get(L)) for L in lengths)]
-        cells += [_score(summary["avg"]), _score(summary["wavg_inc"]), _score(summary["wavg_dec"]),
-                  format_effective_length(summary.get("effective_length"), sorted(pl))]
-        out.append(_row(cells))
+    for row in table.rows:
+        if row[0] == "Total":
+            out.append(_row(["**Total**", *row[1:]]))
+            continue
+        cells = [row[0]]
+        for L, text in zip(table.lengths, row[1:1 + len(table.lengths)]):
+            marks = _flag(by_cell.get((row[0], L), []))
+            cells.append(f"{text} {marks}" if marks else text)
+        out.append(_row(cells + row[1 + len(table.lengths):]))
     return out
 
 
@@ -389,6 +381,8 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = ()) ->
     for mode in modes:
         heading = "Effective context length" if mode == "native" else "Map-reduce (chunked inference)"
         lines += [f"## {heading}", ""]
+        if mode == "mapreduce":
+            lines += _grounding_lines(report)
         lines += _table(report, mode)
         lines.append("")
         notes = _flag_notes(report, mode)

@@ -9,48 +9,24 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .aggregate import summarize
-from .session import ItemResult
+from .results import ItemResult, mapreduce_vs_native, summarize_results
+from .secrets import scrub
 
 __all__ = ["build_report", "mapreduce_vs_native", "summarize_results", "write_report"]
 
 SCHEMA = "pytest-ruler/1"
 
 
-def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str = "native") -> dict[str, Any] | None:
-    """Table 3 for one mode: item scores averaged over seeds, then the paper's formulas."""
-    by_task: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
-        if r.mode == mode:
-            by_task[r.task][r.length].append(r.score)
-    if not by_task:
-        return None
-    task_scores = {t: {L: sum(v) / len(v) for L, v in ls.items()} for t, ls in by_task.items()}
-    return summarize(task_scores, threshold=threshold).to_dict()
-
-
-def mapreduce_vs_native(results: Iterable[ItemResult]) -> list[dict[str, Any]]:
-    """Each item run both ways: scores side by side; ``rescued`` = native fails, map-reduce passes."""
-    native = {(r.task, r.length, r.seed): r for r in results if r.mode == "native"}
-    out = []
-    for r in results:
-        n = native.get((r.task, r.length, r.seed)) if r.mode == "mapreduce" else None
-        if n is not None:
-            out.append({"task": r.task, "length": r.length, "seed": r.seed, "native": n.score, "mapreduce": r.score,
-                        "native_passed": n.passed, "mapreduce_passed": r.passed, "rescued": (not n.passed) and r.passed})
-    return out
-
-
 def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: str, threshold: float,
                  results: Iterable[ItemResult], required_effective_length: int | None = None,
-                 gate_passed: bool | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 gate_passed: bool | None = None, extra: Mapping[str, Any] | None = None,
+                 complete: bool = True) -> dict[str, Any]:
     results = sorted(results, key=lambda r: (r.mode, r.length, r.task, r.seed))
     keys = ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
-            "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores")
+            "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores", "error")
     items = []
     for r in results:
         d = r.to_dict()
@@ -61,6 +37,7 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
         items.append(item)
     report = {
         "schema": SCHEMA,
+        "complete": complete,  # false: interrupted or stopped before every item ran
         "model": model,
         "backend": backend,
         "tokenizer": tokenizer,
@@ -83,12 +60,16 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
 def write_report(path: str | Path, report: Mapping[str, Any]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = scrub(json.dumps(report, indent=2)) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=2)
-        fh.write("\n")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file (CI artifacts)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file (CI artifacts)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):  # never leave a half-written .tmp beside the report
+            os.unlink(tmp)
     return path

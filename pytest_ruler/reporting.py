@@ -6,22 +6,28 @@ test report (so the controller of an xdist run sees all workers' results the
 same way a single process does), prints the summary and writes the report —
 on the controller only.
 
-Public names: ``RulerPlugin``, ``header_lines``, ``format_table``.
+Public names: ``RulerPlugin``, ``header_lines``, ``Registry``.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import contextlib
+import logging
 from typing import Any, Mapping
 
 import pytest
 
 from .errors import RulerUsageError
-from .items import SESSION_KEY, make_items
+from .items import SESSION_KEY, make_items, parse_item_name
 from .lengths import format_length
-from .session import ItemResult, RulerSession
+from .secrets import scrub
+from .results import ItemResult
+from .results.table import NOTATION, format_text, table3
+from .session import RulerSession, one_line
 
-__all__ = ["Registry", "RulerPlugin", "format_table", "header_lines"]
+log = logging.getLogger("pytest_ruler")
+
+__all__ = ["Registry", "RulerPlugin", "header_lines"]
 
 
 def _short(text: str, width: int = 70) -> str:
@@ -45,23 +51,6 @@ def header_lines(rs: RulerSession) -> list[str]:
     return lines
 
 
-def format_table(summary: Mapping[str, Any], per_task: Mapping[str, Mapping[int, float]], lengths: list[int]) -> list[str]:
-    """The paper's Table 3 for one model: tasks as rows, then the averaged row."""
-    name_w = max([len("Total")] + [len(t) for t in per_task]) + 2
-    head = "".ljust(name_w) + "".join(format_length(L).rjust(8) for L in lengths) + "     Avg  wAvg.inc  wAvg.dec  Effective"
-    out = [head]
-    per_task_eff = summary.get("per_task_effective_length", {})
-    for task, scores in per_task.items():
-        row = task.ljust(name_w) + "".join((f"{scores[L]:.1f}" if L in scores else "-").rjust(8) for L in lengths)
-        row += " " * 31 + format_length(per_task_eff.get(task)).rjust(11)
-        out.append(row)
-    pl = summary["per_length"]
-    total = "Total".ljust(name_w) + "".join((f"{pl[str(L)]:.1f}" if str(L) in pl else "-").rjust(8) for L in lengths)
-    total += f"{summary['avg']:8.1f}{summary['wavg_inc']:10.1f}{summary['wavg_dec']:10.1f}{format_length(summary['effective_length']):>11}"
-    out.append(total)
-    return out
-
-
 class Registry:
     """What ``pytest_ruler_register`` hooks receive: add tasks and engines by name."""
 
@@ -77,14 +66,24 @@ class Registry:
 
 
 class RulerPlugin:
-    """The active run's hooks (see the module docstring)."""
+    """The active run's hooks (see the module docstring).
+
+    Every standard-suite item that was selected to run ends as exactly one result:
+    its own, or an errored one made here from its failed report (a setup error, a
+    crashed xdist worker). ``expected`` and ``finished`` (node ids) tell a complete
+    run from an interrupted one.
+    """
 
     def __init__(self, config: Any):
         self.config = config
         self.results: list[ItemResult] = []
         self.report: dict[str, Any] | None = None
         self.failures: list[str] = []
-        self.baseline_lines: list[str] = []
+        self.errors: list[str] = []  # what failed after the items ran (baseline, plots, ...): reported, never raised
+        self.verdict_lines: list[tuple[str, str]] = []  # the baseline's lines and each gate's verdict
+        self.expected: set[str] = set()
+        self.finished: set[str] = set()
+        self.interrupted = False
 
     @property
     def rs(self) -> RulerSession:
@@ -96,41 +95,95 @@ class RulerPlugin:
 
     def pytest_report_header(self, config: Any) -> list[str]:
         try:
-            return header_lines(self.rs)
+            lines = header_lines(self.rs)
         except RulerUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
+        return lines + [f"ruler: warning: {w}" for w in self.rs.warnings]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
         ruler_items = make_items(session, self.rs)
         if self.rs.config.only:
+            others = [i for i in items if i not in ruler_items]
             items[:] = ruler_items
+            if others:  # through pytest's own hook, so "collected N / M deselected / K selected" is true
+                config.hook.pytest_deselected(items=others)
         else:
             items.extend(ruler_items)
 
     def pytest_collection_finish(self, session: Any) -> None:
-        # cross-item batching needs to know what this process runs next; an xdist
-        # worker is handed items one chunk at a time, so it does not plan
         from .items import RulerItem
 
+        self.expected = {i.nodeid for i in session.items if isinstance(i, RulerItem)}
+        self.rs.notify = self._say
+        # cross-item batching needs to know what this process runs next; an xdist
+        # worker is handed items one chunk at a time, so it does not plan
         if not self.is_worker and self.rs.config.batch_items > 1:
             self.rs.plan = [(i.task, i.length, i.seed) for i in session.items if isinstance(i, RulerItem) and i.mode == "native"]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list) -> None:
+        # the controller collects nothing itself: its workers tell it what will run
+        self.expected = {i for i in ids if parse_item_name(i) is not None}
+
+    def _say(self, line: str) -> None:
+        """Write one line to the terminal now, even while an item's output is captured."""
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is None or self.is_worker:
+            log.warning(line)
+            return
+        capman = self.config.pluginmanager.get_plugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+            tr.ensure_newline()
+            tr.write_line(scrub(line))
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         data = getattr(report, "ruler", None)
         if data and report.when == "call":
             self.results.extend(ItemResult.from_dict(d) for d in data)
+            if parse_item_name(report.nodeid) is not None:
+                self.finished.add(report.nodeid)
+            return
+        cell = parse_item_name(report.nodeid)
+        if cell is None or report.nodeid in self.finished:
+            return
+        if report.skipped:  # e.g. a QA task without its data file: ran to its end, with no cell
+            self.finished.add(report.nodeid)
+            return
+        if not report.failed:
+            return
+        # failed without a result: a setup error, or the worker running it crashed
+        reason = " ".join(str(report.longrepr).strip().splitlines()[-1:]) or "the item failed without a result"
+        task, length, seed, mode = cell
+        self.results.append(self.rs.errored_result(task, length, seed, mode, reason[:300]))
+        self.finished.add(report.nodeid)
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.interrupted = True
 
     def _haystack_corpus(self) -> str:
         labels = []
         for task in dict.fromkeys(r.task for r in self.results):
             try:
                 label = self.rs.haystack_label(task)
-            except RulerUsageError:
+            except Exception:
                 continue
             if label not in labels:
                 labels.append(label)
         return "; ".join(labels)
+
+    @property
+    def missing(self) -> int:
+        """Selected standard-suite items that produced no result (an interrupted or stopped run)."""
+        return len(self.expected - self.finished)
+
+    def _attempt(self, what: str, step: Any, *args: Any) -> Any:
+        """Run an end-of-run step; a failure is one reported error, never a lost report."""
+        try:
+            return step(*args)
+        except Exception as exc:
+            self.errors.append(f"{what}: {one_line(exc)}")
+            return None
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         if self.is_worker:
@@ -138,92 +191,98 @@ class RulerPlugin:
         from .report import build_report, write_report
 
         rs, c = self.rs, self.rs.config
+        self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
+        complete = self.missing == 0 and not self.interrupted
         report = build_report(
             model=c.model,
             backend=rs.backend,
-            tokenizer=rs.tokenizer.name,
+            tokenizer=self._attempt("tokenizer", lambda: rs.tokenizer.name) or str(c.tokenizer or c.model),
             haystack_corpus=self._haystack_corpus(),
             threshold=c.threshold,
             results=self.results,
-            extra={"chat_template": rs.frame.name, "samples_per_item": c.samples, "seeds": list(c.seeds), "preset": c.preset},
+            extra={"chat_template": self._attempt("chat template", lambda: rs.frame.name), "samples_per_item": c.samples,
+                   "seeds": list(c.seeds), "preset": c.preset},
+            complete=complete,
         )
+        report["items_expected"] = len(self.expected)
+        report["items_finished"] = len(self.finished)
+        if rs.warnings:
+            report["warnings"] = list(rs.warnings)
+        report["interrupted"] = self.interrupted
         self.failures = []
+        verdict = self._attempt("gate", self._verdict, report)
+        if verdict is not None:
+            report.update(verdict.fields)
+            self.failures += verdict.failures
+            self.verdict_lines = verdict.lines()
         if self.results:
-            self.failures += self._gate(report)
-            self.failures += self._baseline(report)
-            for found in self.config.hook.pytest_ruler_summary(config=self.config, report=report):
-                self.failures += list(found or [])
+            found = self._attempt("pytest_ruler_summary hook", lambda: self.config.hook.pytest_ruler_summary(config=self.config, report=report)) or []
+            for lines in found:
+                self.failures += list(lines or [])
         self.report = report
-        if self.failures and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if c.report is not None:
-            write_report(c.report, report)
-        if c.markdown is not None or c.plots is not None:
-            from .render import markdown, plot_scores
+            self._attempt(f"writing the report {c.report}", write_report, c.report, report)
+        if c.markdown is not None:
+            self._attempt(f"writing the Markdown {c.markdown}", self._write_markdown, report)
+        if c.plots is not None and self.results:
+            self._attempt(f"writing the plots into {c.plots}", self._write_plots, report)
+        if (self.failures or self.errors) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-            if c.markdown is not None:
-                c.markdown.parent.mkdir(parents=True, exist_ok=True)
-                c.markdown.write_text(markdown(report), encoding="utf-8")
-            if c.plots is not None and self.results:
-                plot_scores(report, c.plots)
+    def _verdict(self, report: dict) -> Any:
+        from .results import gate
 
-    def _gate(self, report: dict) -> list[str]:
         c = self.rs.config
-        failures = []
-        for mode, required, key in (
-            ("native", c.required_effective_length, "gate"),
-            ("mapreduce", c.required_mapreduce_effective_length, "mapreduce_gate"),
-        ):
-            if required is None:
-                continue
-            effective = (report["summary"][mode] or {}).get("effective_length")
-            passed = effective is not None and effective >= required
-            report[key] = {"required_effective_length": required, "passed": passed, "effective_length": effective}
-            if passed:
-                continue
-            got = format_length(effective) if effective is not None else "below the shortest tested length"
-            tested = sorted({r.length for r in self.results if r.mode == mode}) or [0]
-            hint = "" if required <= max(tested) else f" (the run tested only up to {format_length(max(tested))}: add longer --ruler-lengths)"
-            what = "effective length" if mode == "native" else "map-reduce effective length"
-            failures.append(f"{what} {got} < required {format_length(required)} at threshold {c.threshold}{hint}")
-        return failures
+        baseline = None
+        if c.baseline is not None:
+            from .baseline import load_baseline
 
-    def _baseline(self, report: dict) -> list[str]:
-        c = self.rs.config
-        if c.baseline is None:
-            return []
-        from .baseline import compare, load_baseline, summarize_regressions
+            baseline = load_baseline(c.baseline)
+        return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
+                    baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha, test=c.baseline_test)
 
-        comparisons = compare(load_baseline(c.baseline), report["items"], alpha=c.baseline_alpha, test=c.baseline_test)
-        passed, lines = summarize_regressions(comparisons)
-        report["baseline"] = {
-            "path": str(c.baseline),
-            "test": c.baseline_test,
-            "alpha": c.baseline_alpha,
-            "passed": passed,
-            "comparisons": [asdict(x) for x in comparisons],
-        }
-        self.baseline_lines = lines
-        return [] if passed else [ln for ln in lines if "significant drop" in ln] or ["baseline: significant drop"]
+    def _write_markdown(self, report: dict) -> None:
+        from .render import markdown
+
+        path = self.rs.config.markdown
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(scrub(markdown(report)), encoding="utf-8")
+
+    def _write_plots(self, report: dict) -> None:
+        from .render import plot_scores
+
+        plot_scores(report, self.rs.config.plots)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: Any, config: Any) -> None:
-        if self.is_worker or not self.results or self.report is None:
+        if self.is_worker or self.report is None:
             return
         tr = terminalreporter
+        if not self.results:
+            for failure in self.failures:
+                tr.write_line(f"RULER FAILED: {failure}", red=True, bold=True)
+            for error in self.errors:
+                tr.write_line(f"RULER ERROR: {error}", red=True, bold=True)
+            return
         tr.section("RULER: effective context length")
         c = self.rs.config
-        lengths = sorted({r.length for r in self.results})
         modes = [m for m in ("native", "mapreduce") if any(r.mode == m for r in self.results)]
         for mode in modes:
-            per_task: dict[str, dict[int, list[float]]] = {}
-            for r in self.results:
-                if r.mode == mode:
-                    per_task.setdefault(r.task, {}).setdefault(r.length, []).append(r.score)
-            means = {t: {L: sum(v) / len(v) for L, v in ls.items()} for t, ls in per_task.items()}
             if len(modes) > 1:
                 tr.write_line(f"{'native' if mode == 'native' else 'map-reduce (LLM x MapReduce, chunked)'}:", bold=True)
-            for line in format_table(self.report["summary"][mode], means, lengths):
+            for line in format_text(table3(self.report, mode)):
                 tr.write_line(line)
+        tr.write_line(NOTATION)
+        bad = [r for r in self.results if r.error is not None]
+        if bad:
+            tr.write_line(f"ERR: {len(bad)} item{'s' if len(bad) != 1 else ''} errored (scored as failing; no effective length past an errored length):", red=True)
+            for r in sorted(bad, key=lambda r: (r.mode, r.length, r.task, r.seed))[:20]:
+                suffix = "-mapreduce" if r.mode == "mapreduce" else ""
+                tr.write_line(f"  {r.task}[{r.length}-seed{r.seed}{suffix}]: {scrub(r.error or '')}")
+            if len(bad) > 20:
+                tr.write_line(f"  ... and {len(bad) - 20} more (see the JSON report's summary.<mode>.errored)")
+        if not self.report.get("complete", True):
+            state = "interrupted" if self.interrupted else "stopped"
+            tr.write_line(f"{state} after {len(self.finished)} of {len(self.expected)} items: the table and report are partial (\"complete\": false)", yellow=True, bold=True)
         if len(modes) > 1:
             eff = {m: format_length((self.report["summary"][m] or {}).get("effective_length")) for m in modes}
             tr.write_line(f"effective length: native {eff['native']} | map-reduce {eff['mapreduce']}", bold=True)
@@ -233,15 +292,11 @@ class RulerPlugin:
                 tr.write_line("map-reduce passes where native fails: " + ", ".join(cells))
         tr.write_line(f"model {c.model} ({self.rs.backend}); haystack: {self.report['haystack_corpus']}")
         tr.write_line(f"threshold {c.threshold}; {sum(r.cached for r in self.results)} of {sum(r.samples for r in self.results)} predictions from the cache")
-        for line in self.baseline_lines:
-            tr.write_line(f"baseline: {line}")
-        for key, what in (("gate", "effective length"), ("mapreduce_gate", "map-reduce effective length")):
-            gate = self.report.get(key) or {}
-            if gate.get("required_effective_length") is not None:
-                verdict = "PASSED" if gate["passed"] else "FAILED"
-                tr.write_line(f"gate {verdict}: {what} {format_length(gate.get('effective_length'))} "
-                              f"(required {format_length(gate['required_effective_length'])})", green=gate["passed"], red=not gate["passed"], bold=True)
+        for text, colour in self.verdict_lines:
+            tr.write_line(text, **({colour: True, "bold": True} if colour else {}))
         for failure in self.failures:
             tr.write_line(f"RULER FAILED: {failure}", red=True, bold=True)
-        if c.report is not None:
+        for error in self.errors:
+            tr.write_line(f"RULER ERROR: {error}", red=True, bold=True)
+        if c.report is not None and not any(e.startswith("writing the report") for e in self.errors):
             tr.write_line(f"report: {c.report}")

@@ -2,22 +2,34 @@
 
 Data flow of an item (task × length × seed)::
 
-    generate_samples ──► GenerationRequest (the verified token ids)
+    iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids)
         ──► PredictionCache.get_many ──hits──────────────────────┐
         └─misses─► Engine.generate(on_result: cache.put, progress)┴─► scoring ──► ItemResult
+
+Samples are generated lazily, in the batches the engine consumes: the cache
+fills from the first batch and memory stays flat in the sample count (only
+each sample's prediction and reference answers are kept for grading).
 
 The engine is built lazily, on the first cache miss: a rerun served entirely
 from the cache never loads the model. The cache key needs the engine's
 identity, which engines that can describe themselves give without loading.
+An engine that fails to load fails once: the first item says why, every later
+item fails at once with one line pointing at it (no reload per item).
 
-Public names: ``ItemResult``, ``RulerSession``.
+Errors are results: an item whose engine raised, or one of whose samples the
+engine could not answer (``finish_reason == "error"``), is an *errored* item
+(``ItemResult.error``): it fails, and the summary and the gate treat its cell
+as missing evidence, never as a score.
+
+Public names: ``ItemResult``, ``RulerSession``, ``EngineUnavailable``,
+``SAMPLES_PER_CALL``.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -26,71 +38,38 @@ from .config import RulerConfig
 from .engines import Engine, EngineConfig, GenerationRequest, describe_engine, load_engine, resolve_backend
 from .engines.base import Completion
 from .progress import Progress
+from .results import ItemResult
 from .scoring import count_nulls, get_metric, sample_scorer
 
-__all__ = ["ItemResult", "RulerSession"]
+__all__ = ["SAMPLES_PER_CALL", "EngineUnavailable", "ItemResult", "RulerSession", "one_line"]
 
 log = logging.getLogger("pytest_ruler")
 
+# samples generated and sent to the engine per call: large enough for an engine's own
+# batching (hf: 4 on CPU, 8 on CUDA; openai: 8 in flight), small enough that a 128K
+# item keeps about 64 prompts in memory however many samples it has
+SAMPLES_PER_CALL = 64
+
+
+class EngineUnavailable(RuntimeError):
+    """The engine failed to load earlier in this process; raised instead of reloading."""
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception as one line: the RULER message for usage errors, else ``Type: message``."""
+    from .errors import RulerUsageError
+
+    text = str(exc) if isinstance(exc, (RulerUsageError, EngineUnavailable)) else f"{type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 @dataclass(frozen=True)
-class ItemResult:
-    """The outcome of one item; serialised into the test report and the JSON report."""
+class _Ref:
+    """What grading keeps of a sample: its index and reference answers (never the prompt)."""
 
-    task: str
-    length: int
-    seed: int
-    mode: str  # "native" | "mapreduce"
-    samples: int
-    score: float
-    threshold: float
-    passed: bool
-    nulls: int
-    seconds: float
-    over_length: int = 0
-    errors: int = 0
-    cached: int = 0
-    engine_calls: int = 0
-    prompt_tokens: int = 0
-    failures: tuple[Mapping[str, Any], ...] = ()
-    reasons: tuple[str, ...] = ()
-    depth_scores: Mapping[str, float] = field(default_factory=dict)  # depth sweep: {"0.25": score}
-    # map-reduce items: one record per engine call (sample, stage, prompt tokens, parse, confidence, seconds)
-    calls: tuple[Mapping[str, Any], ...] = ()
-    mapreduce: Mapping[str, Any] = field(default_factory=dict)  # chunks, rounds, malformed records, options
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["failures"] = [dict(f) for f in self.failures]
-        d["reasons"] = list(self.reasons)
-        d["depth_scores"] = dict(self.depth_scores)
-        d["calls"] = [dict(c) for c in self.calls]
-        d["mapreduce"] = dict(self.mapreduce)
-        if self.mode == "native":  # keep native items as they were
-            del d["calls"], d["mapreduce"]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "ItemResult":
-        d = dict(d)
-        d["failures"] = tuple(d.get("failures", ()))
-        d["reasons"] = tuple(d.get("reasons", ()))
-        d["depth_scores"] = dict(d.get("depth_scores") or {})
-        d["calls"] = tuple(d.get("calls") or ())
-        d["mapreduce"] = dict(d.get("mapreduce") or {})
-        return cls(**d)
-
-    def failure_message(self) -> str:
-        lines = [
-            f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''}): score {self.score:.2f} < threshold {self.threshold:.2f} "
-            f"over {self.samples} samples ({self.nulls} empty predictions)"
-        ]
-        for reason in self.reasons:
-            lines.append(f"  {reason}")
-        for f in self.failures:
-            pred = f["pred"] if len(f["pred"]) <= 160 else f["pred"][:157] + "..."
-            lines.append(f"  sample {f['index']}: predicted {pred!r}, expected {list(f['outputs'])!r}")
-        return "\n".join(lines)
+    index: int
+    outputs: tuple[str, ...]
 
 
 def _grade(spec: Any, samples: Sequence[Any], preds: list[str], shown: list[str]) -> tuple[float, list[dict[str, Any]]]:
@@ -123,6 +102,10 @@ class RulerSession:
     _fetched: dict[str, Completion] = field(default_factory=dict, repr=False)
     _prepared: dict[tuple[str, int, int], Any] = field(default_factory=dict, repr=False)
     _planned_done: set = field(default_factory=set, repr=False)
+    _engine_error: str | None = field(default=None, repr=False)
+    _cache_off: bool = field(default=False, repr=False)
+    warnings: list[str] = field(default_factory=list, repr=False)
+    notify: Any = field(default=None, repr=False)  # callable(line) set by the plugin
 
     # ---- lazily built parts -------------------------------------------------
     @property
@@ -173,10 +156,19 @@ class RulerSession:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
+            if self._engine_error is not None:
+                raise EngineUnavailable(f"the {self.backend} engine failed to load earlier in this run; its reason is on the first errored item")
             started = time.perf_counter()
-            self._engine = load_engine(self.engine_config)
+            try:
+                engine = load_engine(self.engine_config)
+            except Exception as exc:
+                self._engine_error = one_line(exc)
+                raise
+            self._engine = engine
+            if hasattr(engine, "on_wait"):  # engines that wait on a server say what they wait for
+                engine.on_wait = self.say
             self.engine_load_seconds = time.perf_counter() - started
-            log.info("loaded %s engine for %s in %.1fs", self._engine.name, self.config.model, self.engine_load_seconds)
+            log.info("loaded %s engine for %s in %.1fs", engine.name, self.config.model, self.engine_load_seconds)
         return self._engine
 
     @property
@@ -188,9 +180,32 @@ class RulerSession:
 
     @property
     def cache(self) -> PredictionCache | None:
-        if self._cache is None and not self.config.no_cache and self.cache_dir is not None:
-            self._cache = PredictionCache(self.cache_dir)
+        if self._cache is None and not self._cache_off and not self.config.no_cache and self.cache_dir is not None:
+            from .cache import CacheUnavailable
+
+            try:
+                self._cache = PredictionCache(self.cache_dir)
+            except CacheUnavailable as exc:
+                self._cache_off = True
+                self.warn(str(exc))
+                return None
+            for notice in self._cache.notices:
+                self.warn(notice)
+            self._cache.on_fault = self.warn
         return self._cache
+
+    def warn(self, message: str) -> None:
+        """A warning for the user, shown once (header or terminal) and kept for the report."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+            self.say(f"ruler: warning: {message}")
+
+    def say(self, line: str) -> None:
+        """One line for the user now (the plugin wires this to the terminal)."""
+        if self.notify is not None:
+            self.notify(line)
+        else:
+            log.warning(line)
 
     def data_missing(self, task: str) -> str | None:
         """Why a task cannot run here (missing QA data), or None."""
@@ -243,19 +258,40 @@ class RulerSession:
                     on_result(j, c)
         return [c for c in results if c is not None], from_cache
 
-    def _item_inputs(self, task: Any, length: int, seed: int, samples: int | None = None):
-        from .tasks import generate_samples, get_task
+    def _spec(self, task: Any) -> tuple[Any, tuple[float, ...] | None]:
+        """The task's spec, with the depth sweep of --ruler-depths applied where it has a depth."""
+        from .tasks import get_task
 
         spec = get_task(task)
         depths = self.config.depths if "depth" in spec.args else None
         if depths:
             spec = spec.with_args(spec.name, depth=list(depths))  # swept over the item's samples
+        return spec, depths
+
+    def _request(self, spec: Any, sample: Any) -> GenerationRequest:
+        ids = tuple(sample.prompt_ids) if sample.prompt_ids else tuple(self.tokenizer.encode(sample.prompt))
+        return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate)
+
+    def _item_inputs(self, task: Any, length: int, seed: int, samples: int | None = None):
+        """Every sample of an item at once (map-reduce twins and cross-item batching)."""
+        from .tasks import generate_samples
+
+        spec, depths = self._spec(task)
         generated = generate_samples(spec, length, samples=samples or self.config.samples, seed=seed, ctx=self.generation_context)
-        requests = [
-            GenerationRequest(s.prompt, tuple(s.prompt_ids) if s.prompt_ids else tuple(self.tokenizer.encode(s.prompt)), spec.tokens_to_generate)
-            for s in generated
-        ]
-        return spec, depths, generated, requests
+        return spec, depths, generated, [self._request(spec, s) for s in generated]
+
+    def _sample_batches(self, spec: Any, length: int, seed: int, samples: int):
+        """An item's samples, generated lazily, SAMPLES_PER_CALL at a time, with their requests."""
+        from .tasks import iter_samples
+
+        batch: list[Any] = []
+        for sample in iter_samples(spec, length, samples=samples, seed=seed, ctx=self.generation_context):
+            batch.append(sample)
+            if len(batch) == SAMPLES_PER_CALL:
+                yield batch, [self._request(spec, s) for s in batch]
+                batch = []
+        if batch:
+            yield batch, [self._request(spec, s) for s in batch]
 
     def _upcoming(self, task: str, length: int, seed: int) -> list[tuple[str, int, int]]:
         """The next items of the plan with the same length, for one shared engine call."""
@@ -276,50 +312,75 @@ class RulerSession:
         """Run one item; ``task`` is a name or a TaskSpec (a user test's custom task)."""
         started = time.perf_counter()
         prepared = self._prepared.pop((task, length, seed), None) if isinstance(task, str) and samples is None else None
-        spec, depths, samples, requests = prepared or self._item_inputs(task, length, seed, samples)
+        spec, depths = (prepared[0], prepared[1]) if prepared else self._spec(task)
         task = spec.name
         label = f"{task}[{length}-seed{seed}]"
         upcoming = self._upcoming(task, length, seed)
         for item in upcoming:  # generated once: kept until that item runs
             self._prepared[item] = self._item_inputs(*item)
         extra = [r for item in upcoming for r in self._prepared[item][3]]
-        completions, from_cache = self.complete(requests + extra, label=f"{label} + {len(upcoming)} more items" if upcoming else label)
-        for r, c, hit in zip(extra, completions[len(requests):], from_cache[len(requests):]):
-            if c.ok and not hit:
-                self._fetched[prediction_key(self.identity, r)] = c
-        completions = completions[: len(requests)]
-        cached = sum(from_cache[: len(requests)])
+        if prepared or upcoming:  # cross-item batching: this item's samples in one call with the next items'
+            _, _, generated, requests = prepared or self._item_inputs(spec, length, seed, samples)
+            batches: Any = [(generated, requests)]
+        else:
+            batches = self._sample_batches(spec, length, seed, samples or self.config.samples)
+        refs: list[_Ref] = []
+        completions: list[Completion] = []
+        cached = prompt_tokens = 0
+        for generated, requests in batches:
+            got, from_cache = self.complete(requests + extra, label=f"{label} + {len(upcoming)} more items" if extra else label)
+            for r, c, hit in zip(extra, got[len(requests):], from_cache[len(requests):]):
+                if c.ok and not hit:
+                    self._fetched[prediction_key(self.identity, r)] = c
+            extra = []
+            completions += got[: len(requests)]
+            cached += sum(from_cache[: len(requests)])
+            prompt_tokens += sum(len(r.prompt_ids) for r in requests)
+            refs += [_Ref(s.index, tuple(s.outputs)) for s in generated]
         preds = [c.text for c in completions]
-        score, failures = _grade(spec, samples, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
+        score, failures = _grade(spec, refs, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
         per_sample = sample_scorer(spec.metric)
         threshold = self.config.threshold_for(task) if threshold is None else threshold
         reasons = sorted({c.error for c in completions if c.error})
+        failed = [c for c in completions if c.finish_reason == "error"]
+        error = f"{len(failed)} of {len(completions)} samples got no answer from the engine: {failed[0].error}" if failed else None
         depth_scores: dict[str, float] = {}
         if depths:
             per_depth: dict[float, list[float]] = {}
-            for s, c in zip(samples, completions):
-                per_depth.setdefault(depths[s.index % len(depths)], []).append(per_sample(c.text, list(s.outputs)))
+            for ref, c in zip(refs, completions):
+                per_depth.setdefault(depths[ref.index % len(depths)], []).append(per_sample(c.text, list(ref.outputs)))
             depth_scores = {f"{d:g}": round(100 * sum(v) / len(v), 4) for d, v in sorted(per_depth.items())}
         return ItemResult(
             task=task,
             length=length,
             seed=seed,
             mode="native",
-            samples=len(samples),
+            samples=len(completions),
             score=round(score, 4),
             threshold=threshold,
-            passed=score >= threshold,
+            passed=score >= threshold and error is None,
             nulls=count_nulls(preds),
             seconds=round(time.perf_counter() - started, 3),
             over_length=sum(c.finish_reason == "over_length" for c in completions),
-            errors=sum(c.finish_reason == "error" for c in completions),
+            errors=len(failed),
             cached=cached,
-            engine_calls=len(requests) - cached,
-            prompt_tokens=sum(len(r.prompt_ids) for r in requests),
+            engine_calls=len(completions) - cached,
+            prompt_tokens=prompt_tokens,
             failures=tuple(failures),
             reasons=tuple(reasons[:3]),
             depth_scores=depth_scores,
+            error=error,
         )
+
+    def errored_result(self, task: Any, length: int, seed: int, mode: str, error: str, seconds: float = 0.0, *,
+                       samples: int | None = None, threshold: float | None = None) -> ItemResult:
+        """The result of an item that produced no trustworthy score: it fails, with its reason."""
+        name = getattr(task, "name", task)
+        if threshold is None:
+            threshold = self.config.threshold_for(name)
+        n = samples or self.config.samples
+        return ItemResult(task=name, length=length, seed=seed, mode=mode, samples=n, score=0.0, threshold=threshold,
+                          passed=False, nulls=0, seconds=round(seconds, 3), error=error)
 
     def mapreduce_window(self, config: Any) -> int:
         """Tokens one map-reduce call may use: the option, else the engine's context."""
@@ -338,7 +399,8 @@ class RulerSession:
         config: Any = None,
     ) -> ItemResult:
         """The map-reduce twin of an item: the same samples, answered by chunked inference."""
-        from .mapreduce import MapReduceConfig, MapReducer, document_for
+        from .mapreduce import MapReduceConfig, MapReducer, document_for, grounding_mode
+        from .mapreduce.pipeline import compliance_total
 
         started = time.perf_counter()
         mr_config = (config or self.config.mapreduce_config or MapReduceConfig()).validate()
@@ -382,6 +444,8 @@ class RulerSession:
                 "completion_tokens": sum(c["completion_tokens"] for c in calls),
                 "window": reducer.window,
                 "strategy": docs[0].strategy.name if docs else None,
+                "grounding": grounding_mode(mr_config.verify),  # what code did to the records: mapreduce.grounding_label
+                "compliance": compliance_total(outcomes),  # the structured protocol, per stage
                 "config": mr_config.to_dict(),
             },
         )

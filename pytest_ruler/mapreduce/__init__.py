@@ -17,24 +17,28 @@ calibration examples per RULER family), ``pipeline`` (map, collapse, reduce).
 
 Public names: ``MapReduceConfig``, ``MapReducer``, ``Document``, ``Outcome``,
 ``CallRecord``, ``Record``, ``parse_record``, ``chunk_text``, ``Chunk``,
-``strategy_for``, ``document_for``.
+``strategy_for``, ``document_for``, ``grounding_label``, ``grounding_mode``, ``grounding_summary``, ``GROUNDING``.
+
+What code does to the model's records is named wherever a result is shown:
+``grounding_label(item.mapreduce)`` (the item's ``mapreduce.grounding`` mode and its
+protocol ``compliance``).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..errors import RulerUsageError
 from .chunking import Chunk, chunk_text, pack, split_units
 from .pipeline import CallRecord, Document, MapReduceConfig, MapReducer, Outcome
 from .protocol import NO_INFORMATION, Record, format_record, parse_record
-from .strategies import STRATEGIES, Strategy, strategy_for
+from .strategies import GROUNDING, STRATEGIES, Strategy, grounding_label, grounding_mode, grounding_summary, strategy_for
 
 __all__ = [
     "CallRecord",
     "Chunk",
     "Document",
+    "GROUNDING",
     "MapReduceConfig",
     "MapReducer",
     "NO_INFORMATION",
@@ -45,29 +49,29 @@ __all__ = [
     "chunk_text",
     "document_for",
     "format_record",
+    "grounding_label",
+    "grounding_mode",
+    "grounding_summary",
     "pack",
     "parse_record",
     "split_units",
     "strategy_for",
 ]
 
-_VT_QUERY = re.compile(r"assigned the value (\S+?) in the text")
-
-
 def document_for(sample: Any, spec: Any) -> Document:
-    """The map-reduce view of a RULER sample: its context, the task text around it, its strategy."""
+    """The map-reduce view of a RULER sample: what any task gives a model, nothing more.
+
+    The context, the task text around it (instruction before, question after) and the
+    answer prefix; the strategy and its hints come from the task's family, which reads
+    them from the question text (``family.mapreduce_strategy(question)``). A sample's
+    answers and generator metadata never reach the pipeline (ARCHITECTURE principle 12).
+    """
+    from ..tasks.registry import FAMILIES
+
     if not sample.context or not sample.around_context:
         raise RulerUsageError("--ruler-mapreduce", spec.name, f"family {spec.family!r} does not say where its context is (Rendered.context), so it cannot be chunked; run it natively")
     before, after = sample.around_context
-    strategy, hints = strategy_for(spec)
-    hints = dict(hints)
-    if spec.family == "niah":
-        hints["keys"] = list(sample.metadata.get("query_keys") or [])  # the support check ties values to these
-    if strategy.name == "chain":
-        m = _VT_QUERY.search(after)
-        if not m:
-            raise RulerUsageError("--ruler-mapreduce", spec.name, f"no query value found in its question {after.strip()!r}; keep the variable-tracking template")
-        hints["query"] = m.group(1)
+    strategy, hints = strategy_for(FAMILIES.get(spec.family), after, spec.name)
     return Document(
         instruction=before,
         context=sample.context,

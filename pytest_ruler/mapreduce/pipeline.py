@@ -4,8 +4,10 @@ Data flow (one ``MapReducer.run(documents)`` call)::
 
     Document(instruction, context, question, answer_prefix, strategy, hints)
       ──chunk_text(context, chunk budget)──► chunks (each map prompt verified to fit the window)
-      ──map: one request per chunk, ALL chunks of ALL documents in one complete() call──►
-         parse_record (lenient) ──strategy.check (claims the chunk does not support dropped)──► records
+      ──map (prompt layout: MapReduceConfig.layout, one of MAP_LAYOUTS): one request per chunk,
+         ALL chunks of ALL documents in one complete() call──►
+         parse_record (lenient; protocol compliance tallied per stage in Outcome.compliance)
+         ──strategy.check (grounding "literal": claims not in the chunk's text dropped)──► records
       ──collapse (model strategies, while the reduce prompt would not fit the window;
          at most max_rounds rounds; each round's calls in one complete() call)──► fewer records
       ──reduce: model strategies ask the task's question over the records with the
@@ -23,7 +25,14 @@ a smaller budget; a configuration whose fixed prompt text alone leaves no room
 for a chunk is a usage error naming the option.
 
 Public names: ``MapReduceConfig``, ``Document``, ``CallRecord``, ``Outcome``,
-``MapReducer``, ``MAP_PROMPT``, ``COLLAPSE_PROMPT``, ``REDUCE_PROMPT``.
+``MapReducer``, ``MAP_PROMPT``, ``MAP_LAYOUTS``, ``COLLAPSE_PROMPT``, ``REDUCE_PROMPT``,
+``compliance_total``.
+
+The pipeline gets a ``Document``: context, instruction, question, answer prefix and the
+strategy the task's family chose from the question text. It never sees a sample's answers
+or metadata; which claimed value answers the question is decided by the model's records,
+confidence scores and reduce call (or, for unions, sums and chains, mechanically over what
+the model claimed).
 """
 
 from __future__ import annotations
@@ -41,11 +50,13 @@ __all__ = [
     "COLLAPSE_PROMPT",
     "CallRecord",
     "Document",
+    "MAP_LAYOUTS",
     "MAP_PROMPT",
     "MapReduceConfig",
     "MapReducer",
     "Outcome",
     "REDUCE_PROMPT",
+    "compliance_total",
 ]
 
 RECORD_PREFIX = "Extracted Information:"
@@ -66,6 +77,39 @@ You will read part {i} of {n} of the text (the other parts are read separately),
 {chunk}
 
 {question}"""
+
+# the four fields spelled out, one per line, with the strategy's own example record
+FORMAT = """Reply about this part only, with these four lines:
+Extracted Information: {guide_short}
+Rationale: why this part does or does not answer the question
+Answer: the answer, or NO INFORMATION
+Confidence Score: 0 to 5
+Example reply:
+{example}"""
+
+# map prompt layouts (``MapReduceConfig.layout``); measured on SmolLM2-135M-Instruct
+# with bench/mapreduce.py --layouts (bench/results/mapreduce_layouts.json)
+MAP_LAYOUTS = {
+    # the protocol before the chunk, the question last
+    "question-last": MAP_PROMPT,
+    # the protocol and a filled example record before the chunk, the question last
+    "example-first": """{instruction}
+You will read part {i} of {n} of the text (the other parts are read separately). {guide} {calibration}
+{format}
+
+{chunk}
+
+{question}""",
+    # the question, then the four lines to fill and an example record, last
+    "format-last": """{instruction}
+You will read part {i} of {n} of the text (the other parts are read separately).
+
+{chunk}
+
+{question}
+{calibration}
+{format}""",
+}
 
 COLLAPSE_PROMPT = """{instruction}
 The text was read in parts. These records say what parts {first} to {last} contain about the question:
@@ -93,8 +137,9 @@ class MapReduceConfig:
     max_rounds: int = 3  # collapse rounds before the lowest-confidence records are dropped
     parallel: int | None = None  # requests per engine call; None = a whole stage at once
     record_tokens: int = 128  # max tokens of a map or collapse record
-    verify: bool = True  # drop claims a chunk does not contain (calibration principle, in code)
+    verify: bool = True  # grounding "literal": drop claimed values not in their chunk's text (hallucination filter); False: "none"
     calibration: bool = True  # state the confidence principles with an example per level in map prompts
+    layout: str = "question-last"  # map prompt layout, one of MAP_LAYOUTS
 
     def validate(self) -> "MapReduceConfig":
         for name, value, low in (
@@ -109,6 +154,8 @@ class MapReduceConfig:
             raise RulerUsageError("--ruler-mapreduce-overlap", self.overlap, f"keep the overlap under half the chunk ({self.chunk_tokens // 2} tokens)")
         if self.parallel is not None and (not isinstance(self.parallel, int) or self.parallel < 1):
             raise RulerUsageError("mapreduce parallel", self.parallel, "give a number of requests >= 1, or None for a whole stage at once")
+        if self.layout not in MAP_LAYOUTS:
+            raise RulerUsageError("mapreduce layout", self.layout, f"choose one of {', '.join(MAP_LAYOUTS)}")
         if self.window is not None and (not isinstance(self.window, int) or self.window < 64):
             raise RulerUsageError("--ruler-mapreduce-window", self.window, "give a window of at least 64 tokens (default: the engine's context)")
         return self
@@ -153,6 +200,10 @@ class CallRecord:
         return asdict(self)
 
 
+def _new_tally() -> dict[str, int]:
+    return {"records": 0, "four_fields": 0, "confidence": 0, "parse_failures": 0}
+
+
 @dataclass
 class Outcome:
     prediction: str
@@ -162,6 +213,33 @@ class Outcome:
     malformed: int = 0
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    # protocol compliance per stage ("map", "collapse"): records, records with all four
+    # fields, with a readable Confidence Score, and parse failures (no field beyond the
+    # prompt's own "Extracted Information:" could be read: free text, empty, no output)
+    compliance: dict[str, dict[str, int]] = field(default_factory=lambda: {"map": _new_tally(), "collapse": _new_tally()})
+
+    def tally(self, stage: str, r: Record) -> None:
+        t = self.compliance.setdefault(stage, _new_tally())
+        t["records"] += 1
+        t["four_fields"] += not any(p.startswith("missing") or p in ("no fields", "no output") for p in r.problems)
+        t["confidence"] += r.confidence is not None
+        t["parse_failures"] += _parse_failure(r)
+
+
+def _parse_failure(r: Record) -> bool:
+    p = set(r.problems)
+    return bool(p & {"no fields", "no output"}) or {"missing Rationale", "missing Answer", "missing Confidence Score"} <= p
+
+
+def compliance_total(outcomes: Sequence["Outcome"]) -> dict[str, dict[str, int]]:
+    """The protocol compliance of many outcomes (an item's samples), summed per stage."""
+    total: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        for stage, t in o.compliance.items():
+            acc = total.setdefault(stage, _new_tally())
+            for k, v in t.items():
+                acc[k] = acc.get(k, 0) + v
+    return total
 
 
 Complete = Callable[[Sequence[GenerationRequest], str], tuple[list[Completion], list[bool]]]
@@ -190,7 +268,8 @@ class MapReducer:
         # the level examples have placeholders of their own ({kind1}): fill them, then the sentence
         levels = {k: v.format_map(_Hints(h)) for k, v in doc.strategy.levels.items()}
         calibration = CALIBRATION.format_map(_Hints({**levels, **h})) if self.config.calibration else ""
-        user = MAP_PROMPT.format(
+        fmt = FORMAT.format(guide_short=doc.strategy.short.format_map(_Hints(h)), example=doc.strategy.example.format_map(_Hints(h)))
+        user = MAP_LAYOUTS[self.config.layout].format(
             instruction=doc.instruction.strip(),
             i=i + 1,
             n=n,
@@ -198,6 +277,7 @@ class MapReducer:
             chunk=chunk_text_.strip(),
             question=doc.question.strip(),
             guide=doc.strategy.guide.format_map(_Hints(h)),
+            format=fmt,
         )
         return self._request(user, RECORD_PREFIX, self.config.record_tokens)
 
@@ -282,6 +362,7 @@ class MapReducer:
             rec = self._parse(docs[d_i], call, c, f"part {chunk.index + 1}", chunk.text)
             outcomes[d_i].calls.append(call)
             outcomes[d_i].malformed += not rec.ok
+            outcomes[d_i].tally("map", rec)
             records[d_i].append(rec)
 
         # keep what carries information; mechanical strategies combine in code
@@ -323,6 +404,7 @@ class MapReducer:
                 rec = self._parse(docs[d_i], call, c, f"parts {first}-{last}", None)
                 outcomes[d_i].calls.append(call)
                 outcomes[d_i].malformed += not rec.ok
+                outcomes[d_i].tally("collapse", rec)
                 conf = rec.confidence if rec.confidence is not None else max((x.confidence or 0 for x in g), default=None)
                 if not rec.no_information:
                     records[d_i].append(rec.with_(confidence=conf))

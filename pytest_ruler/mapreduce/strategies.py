@@ -18,13 +18,21 @@ facts      facts about the question's entities   model
 =========  ====================================  ==========================================
 
 What is read out of each chunk always comes from the model; code only sums,
-unions and follows links. ``check(..., verify=True)`` enforces the calibration
-principle "a claim not supported by the text scores 0" in code: a value or assignment a
-record claims that does not occur in its chunk is dropped (and listed in the
-call's record), so one hallucinating chunk cannot outvote the chunk that holds
-the needle. Counts and free-text facts are not checked.
+unions and follows links. Which strategy a task gets, and the question's keys or
+query value it needs, come from the task's family (``family.mapreduce_strategy(question)``,
+next to its templates), read from the question text: nothing of a sample's answers or
+generator metadata reaches a strategy (ARCHITECTURE principle 12).
 
-Public names: ``Strategy``, ``STRATEGIES``, ``strategy_for``.
+Grounding (``check(..., verify=True)``, mode ``literal``, the default) is a hallucination
+filter and nothing more: a value, assignment or counted word a record claims that does
+not occur in its chunk's text is dropped (and listed in the call's ``dropped``). Which of
+the values in a chunk answers the question (which key it belongs to, which chunk to
+believe) is left to the model: its Answer, its Confidence Score, its reduce. The one other
+rule: a claim that is a key named in the question is not a value (the model echoed the
+key). ``verify=False`` (mode ``none``) keeps every claim as the model wrote it.
+
+Public names: ``Strategy``, ``STRATEGIES``, ``strategy_for``, ``retrieve_hints``, ``GROUNDING``,
+``grounding_mode``, ``grounding_label``, ``grounding_summary``.
 """
 
 from __future__ import annotations
@@ -32,11 +40,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .protocol import NO_INFORMATION, Record
 
-__all__ = ["STRATEGIES", "Strategy", "strategy_for"]
+__all__ = ["GROUNDING", "STRATEGIES", "Strategy", "grounding_label", "grounding_mode", "grounding_summary", "retrieve_hints", "strategy_for"]
 
 
 def _norm(text: str) -> str:
@@ -107,35 +115,25 @@ class Strategy:
     model_reduce: bool
     check: Callable[[Record, str, Mapping[str, Any], bool], Record]  # (record, chunk, hints, verify)
     combine: Callable[[Sequence[Record], Mapping[str, Any]], str] | None = None
-
-
-_SENTENCE = re.compile(r"[^\n]*?(?:(?<=[.!?])(?=\s)|\n|$)")
-
-
-def _sentences(chunk: str) -> list[str]:
-    return [_norm(s) for s in _SENTENCE.findall(chunk) if s.strip()]
-
-
-def _supported(value: str, keys: Sequence[str], sentences: Sequence[str]) -> bool:
-    """The chunk has a sentence stating ``value`` together with one of the queried keys."""
-    return any(_in(s, value) and (not keys or any(k in s for k in keys)) for s in sentences)
+    short: str = "the facts of this part about the question"  # the Extracted Information line of the format
+    example: str = ""  # a filled four-field record (layouts that show one)
 
 
 def _check_values(r: Record, chunk: str, hints: Mapping[str, Any], verify: bool) -> Record:
     """Answer := the values of the needle's kind it states (else those in Extracted Information).
 
-    With ``verify``, a value counts only where the chunk has a sentence stating it
-    together with a queried key (the record's "key, value, verbatim sentence"):
-    a value of a distractor key, or one the model made up, is dropped.
+    With ``verify`` (grounding ``literal``), a value counts only where it occurs in the
+    chunk's text (a hallucination filter). Which key a value belongs to is the model's
+    call, not code's: a value of another key in the same chunk is kept.
     """
     if r.no_information:
         return r.with_(answer=NO_INFORMATION)
     kind = str(hints.get("kind", "numbers"))
     claims = values_of(r.answer, kind) or values_of(r.extracted, kind)
-    keys = [_norm(str(k)) for k in hints.get("keys", ())]
+    keys = {_norm(str(k)) for k in hints.get("keys", ())}  # parsed from the question text by the family
     claims = [v for v in claims if v.lower() not in keys]  # a key repeated as its own value is no value
-    sentences = _sentences(chunk) if verify and claims else []
-    kept = [v for v in claims if not verify or _supported(v, keys, sentences)]
+    text = _norm(chunk) if verify and claims else ""
+    kept = [v for v in claims if not verify or _in(text, v)]
     dropped = tuple(v for v in claims if v not in kept)
     if not kept:
         return r.with_(answer=NO_INFORMATION, dropped=dropped)
@@ -218,6 +216,9 @@ STRATEGIES: dict[str, Strategy] = {
         _RETRIEVE_LEVELS,
         model_reduce=True,
         check=_check_values,
+        short="the sentence of this part that gives the {kind1} asked for, copied word for word",
+        example="Extracted Information: One of the special magic {kind} for calm-river is: {v1}.\nRationale: this part states "
+        "the {kind1} for calm-river word for word.\nAnswer: {v1}\nConfidence Score: 5",
     ),
     "union": Strategy(
         "union",
@@ -228,6 +229,10 @@ STRATEGIES: dict[str, Strategy] = {
         model_reduce=False,
         check=_check_values,
         combine=_union,
+        short="every sentence of this part that gives one of the {kind} asked for, copied word for word",
+        example="Extracted Information: One of the special magic {kind} for calm-river is: {v1}. One of the special magic "
+        "{kind} for calm-river is: {v2}.\nRationale: this part states them word for word.\nAnswer: {v1}, {v2}\n"
+        "Confidence Score: 5",
     ),
     "chain": Strategy(
         "chain",
@@ -240,6 +245,9 @@ STRATEGIES: dict[str, Strategy] = {
         model_reduce=False,
         check=_check_assignments,
         combine=_chain,
+        short="every line VAR X = Y of this part, copied word for word",
+        example="Extracted Information: VAR QWERT = 40213; VAR ASDFG = VAR QWERT\nRationale: the assignments of this part."
+        "\nAnswer: VAR QWERT = 40213; VAR ASDFG = VAR QWERT\nConfidence Score: 5",
     ),
     "count": Strategy(
         "count",
@@ -252,6 +260,9 @@ STRATEGIES: dict[str, Strategy] = {
         model_reduce=False,
         check=_check_counts,
         combine=_count,
+        short="the most frequent words of this part, as word: count",
+        example="Extracted Information: apple: 7; river: 5; stone: 4\nRationale: counted in this part.\nAnswer: apple: 7; "
+        "river: 5; stone: 4\nConfidence Score: 5",
     ),
     "facts": Strategy(
         "facts",
@@ -263,23 +274,85 @@ STRATEGIES: dict[str, Strategy] = {
         },
         model_reduce=True,
         check=_check_none,
+        short="every fact of this part about the people, places or things the question names",
+        example="Extracted Information: The Eiffel Tower was completed in 1889.\nRationale: the question asks when the "
+        "tower was finished; this part says so.\nAnswer: 1889\nConfidence Score: 5",
     ),
 }
 
 
-def strategy_for(spec: Any) -> tuple[Strategy, dict[str, Any]]:
-    """The strategy of a RULER task spec, and the hints its reduce needs."""
-    family, a = spec.family, dict(spec.args)
-    if family == "niah":
-        kind = a.get("type_needle_v", "numbers")
-        v1, v2 = _EXAMPLE_VALUES.get(kind, _EXAMPLE_VALUES["numbers"])
-        multi = int(a.get("num_needle_v", 1)) * int(a.get("num_needle_q", 1)) > 1
-        return STRATEGIES["union" if multi else "retrieve"], {"kind": kind, "kind1": kind[:-1], "v1": v1, "v2": v2}
-    if family == "variable_tracking":
-        return STRATEGIES["chain"], {}
-    if family == "common_words_extraction":
-        top = int(a.get("num_cw", 10))
-        return STRATEGIES["count"], {"top": top, "top_map": top + 5}
-    if family == "freq_words_extraction":
-        return STRATEGIES["count"], {"top": 3, "top_map": 8}
-    return STRATEGIES["facts"], {}
+def retrieve_hints(kind: str, keys: Sequence[str] = ()) -> dict[str, Any]:
+    """Hints of the retrieve/union strategies: the needle kind (plural) and the question's keys."""
+    v1, v2 = _EXAMPLE_VALUES.get(kind, _EXAMPLE_VALUES["numbers"])
+    return {"kind": kind, "kind1": kind[:-1], "v1": v1, "v2": v2, "keys": list(keys)}
+
+
+def strategy_for(family: Any, question: str, name: str = "task") -> tuple[Strategy, dict[str, Any]]:
+    """The strategy a task family chooses for one question, and its hints.
+
+    ``family`` is a task family object (``tasks.registry.FAMILIES[spec.family]``); its
+    ``mapreduce_strategy(question)`` reads what it needs from the question text. A family
+    without that method cannot be run by map-reduce (a usage error naming it).
+    """
+    hook = getattr(family, "mapreduce_strategy", None)
+    if hook is None:
+        from ..errors import RulerUsageError
+
+        raise RulerUsageError("--ruler-mapreduce", name, f"family {getattr(family, 'name', family)!r} has no map-reduce strategy (mapreduce_strategy(question)); run it natively")
+    strategy, hints = hook(question)
+    return strategy, dict(hints)
+
+
+# ---- grounding: what code did to the records, in the words a report shows -------------
+GROUNDING = {
+    "literal": "hallucination filter only: code dropped claimed values not found in their chunk's text; "
+    "which value answers the question was the model's choice",
+    "none": "no filter: records used as the model wrote them",
+    "unrecorded": "not recorded: a result from before the grounding mode was recorded, when code also kept only "
+    "values stated in one sentence with a queried key taken from the generator's metadata",
+}
+
+
+def grounding_mode(verify: bool) -> str:
+    """``literal`` (the default hallucination filter) or ``none``."""
+    return "literal" if verify else "none"
+
+
+def grounding_label(mapreduce: Mapping[str, Any] | None) -> str:
+    """How a map-reduce result was obtained, for every place a user reads it.
+
+    ``mapreduce`` is an item's ``mapreduce`` dict (or a report's); the label names the
+    grounding mode, what code did to the model's records, and the protocol compliance
+    when known, e.g. ``grounding: literal (hallucination filter only: ...); map records
+    with all four fields 3/24, with a confidence 3/24``.
+    """
+    mr = dict(mapreduce or {})
+    mode = mr.get("grounding") or "unrecorded"
+    label = f"grounding: {mode} ({GROUNDING.get(str(mode), 'unknown mode')})"
+    comp = (mr.get("compliance") or {}).get("map")
+    if comp and comp.get("records"):
+        n = comp["records"]
+        label += f"; map records with all four fields {comp['four_fields']}/{n}, with a confidence {comp['confidence']}/{n}"
+    return label
+
+
+def grounding_summary(mapreduce_dicts: Iterable[Mapping[str, Any] | None]) -> str:
+    """One label for many map-reduce items (a rescue line, a table header): their grounding
+    mode(s) and their map records' protocol compliance summed, in ``grounding_label``'s words."""
+    modes: list[str] = []
+    total = {"records": 0, "four_fields": 0, "confidence": 0, "parse_failures": 0}
+    for mr in mapreduce_dicts:
+        mr = dict(mr or {})
+        mode = str(mr.get("grounding") or "unrecorded")
+        if mode not in modes:
+            modes.append(mode)
+        for k, v in ((mr.get("compliance") or {}).get("map") or {}).items():
+            total[k] = total.get(k, 0) + int(v)
+    if not modes:
+        return ""
+    labels = [grounding_label({"grounding": m}) for m in modes]
+    text = " / ".join(labels)
+    if total["records"]:
+        n = total["records"]
+        text += f"; map records with all four fields {total['four_fields']}/{n}, with a confidence {total['confidence']}/{n}"
+    return text

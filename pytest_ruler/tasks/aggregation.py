@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import string
 from typing import Any, Mapping
 
@@ -35,6 +36,7 @@ __all__ = [
     "FWE_ANSWER_PREFIX",
     "FWE_TEMPLATE",
     "FrequentWordsFamily",
+    "parse_question",
     "zeta",
 ]
 
@@ -49,6 +51,30 @@ FWE_TEMPLATE = (
     "Please ignore the dots '....'. What are the three most frequently appeared words in the above coded text?"
 )
 FWE_ANSWER_PREFIX = " Answer: According to the coded text above, the three most frequently appeared words are:"
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_QUESTION = re.compile(r"What are the (\w+) most (?:common|frequently appeared) words", re.I)
+
+
+def parse_question(question: str) -> dict[str, int] | None:
+    """``{"top": k}``: how many words a cwe/fwe question asks for, read from its text."""
+    found = _QUESTION.findall(question)
+    if not found:
+        return None
+    word = found[-1].lower()
+    top = int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
+    return {"top": top} if top else None
+
+
+def _count_strategy(question: str, extra: int) -> tuple[Any, dict[str, Any]]:
+    """``count``: the model counts words per chunk; code sums the counts and takes the top k."""
+    from ..mapreduce.strategies import STRATEGIES
+
+    q = parse_question(question)
+    if q is None:
+        raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "no word count found in this question; keep the cwe/fwe template")
+    return STRATEGIES["count"], {"top": q["top"], "top_map": q["top"] + extra}
+
 
 SHORT_LENGTH = 4096  # below this, cwe uses the reference's short-context repeats
 
@@ -85,6 +111,9 @@ class CommonWordsFamily:
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, length: int, **_: Any) -> "CWEDraft":
         return CWEDraft(args, ctx, rng, length)
+
+    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+        return _count_strategy(question, extra=5)
 
 
 class CWEDraft:
@@ -175,6 +204,9 @@ class FrequentWordsFamily:
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, length: int, **_: Any) -> "FWEDraft":
         return FWEDraft(args, ctx, rng, length)
+
+    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+        return _count_strategy(question, extra=5)
 
 
 class FWEDraft:

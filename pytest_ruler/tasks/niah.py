@@ -21,6 +21,7 @@ needles' depths, the haystack and its size.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
@@ -28,7 +29,7 @@ from .base import GenerationContext, PrefixCounter, Rendered, check_depths, chec
 from .haystack import NOISE_LINE
 from .words import NEEDLE_KINDS, WONDERWORDS_VERSION, needle_maker, random_needle
 
-__all__ = ["ANSWER_PREFIX", "NEEDLE", "TEMPLATE", "NiahFamily", "render_template"]
+__all__ = ["ANSWER_PREFIX", "NEEDLE", "TEMPLATE", "NiahFamily", "parse_question", "render_template"]
 
 TEMPLATE = (
     "Some special magic {type_needle_v} are hidden within the following text. Make sure to memorize it. "
@@ -61,6 +62,29 @@ def render_template(type_needle_v: str, singular: bool) -> tuple[str, str, str]:
 
 def join_queries(keys: list[str]) -> str:
     return keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + ", and " + keys[-1]
+
+
+# the question of TEMPLATE (plural or singularized), as a reader of the prompt sees it
+_QUESTION = re.compile(
+    r"What (?P<verb>are all|is) the special magic (?P<kind>\w+?)s? for (?P<query>.+?) mentioned in the provided text\?"
+)
+
+
+def parse_question(question: str) -> dict[str, Any] | None:
+    """What a niah question asks, read from its text (the inverse of ``join_queries``).
+
+    ``{"kind": "numbers", "keys": [...], "plural": bool}``: the needle kind (plural
+    form), the queried keys in order, and whether more than one value is asked for
+    (the plural question). None when the text is not a niah question.
+    """
+    m = None
+    for m in _QUESTION.finditer(question):
+        pass  # the last question in the text is the one asked
+    if m is None:
+        return None
+    query = m.group("query")
+    keys = [k.strip() for k in re.split(r",? and |, ", query) if k.strip()] if ", " in query or " and " in query else [query.strip()]
+    return {"kind": m.group("kind") + "s", "keys": keys, "plural": m.group("verb") == "are all"}
 
 
 def _insert(units: list[str], needles: list[str], positions: list[int]) -> list[str]:
@@ -112,6 +136,17 @@ class NiahFamily:
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "NiahDraft":
         return NiahDraft(args, ctx, rng, index)
+
+    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+        """Map-reduce strategy for a niah question (parsed from its text): ``retrieve`` when
+        one value is asked for (the model reduces), ``union`` when several are."""
+        from ..errors import RulerUsageError
+        from ..mapreduce.strategies import STRATEGIES, retrieve_hints
+
+        q = parse_question(question)
+        if q is None:
+            raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "not a niah question; keep the niah template")
+        return STRATEGIES["union" if q["plural"] else "retrieve"], retrieve_hints(q["kind"], q["keys"])
 
 
 class NiahDraft:

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from ..errors import RulerUsageError
 from .base import GenerationContext, PrefixCounter, Rendered, check_depths, depth_fraction, sample_rng, with_defaults
 
-__all__ = ["ANSWER_PREFIX", "DOCUMENT", "QAFamily", "TEMPLATE"]
+__all__ = ["ANSWER_PREFIX", "DOCUMENT", "QAFamily", "TEMPLATE", "parse_question"]
 
 TEMPLATE = (
     "Answer the question based on the given documents. Only give me the answer and do not output any other words.\n\n"
@@ -34,6 +34,12 @@ TEMPLATE = (
 ANSWER_PREFIX = " Answer:"
 DOCUMENT = "Document {i}:\n{document}"
 DATASETS = ("squad", "hotpotqa")
+
+
+def parse_question(question: str) -> dict[str, str] | None:
+    """``{"question": ...}``: the question a qa prompt asks, read from its text."""
+    at = question.rfind("Question: ")
+    return {"question": question[at + len("Question: "):].strip()} if at >= 0 else None
 
 
 @lru_cache(maxsize=32)
@@ -60,6 +66,12 @@ class QAFamily:
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, task: str, seed: int, **_: Any) -> "QADraft":
         return QADraft(args, ctx, rng, index, task, seed)
+
+    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+        """``facts``: each chunk's facts about the question's entities; the model reduces."""
+        from ..mapreduce.strategies import STRATEGIES
+
+        return STRATEGIES["facts"], {}
 
 
 class QADraft:

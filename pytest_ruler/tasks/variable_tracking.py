@@ -17,13 +17,14 @@ sample. The answer is every variable of the first chain, in chain order.
 from __future__ import annotations
 
 import random
+import re
 import string
 from typing import Any, Mapping
 
 from .base import GenerationContext, Rendered, check_depths, check_positive_int, depth_fraction, with_defaults
 from .haystack import NOISE_LINE
 
-__all__ = ["ANSWER_PREFIX", "TEMPLATE", "VariableTrackingFamily"]
+__all__ = ["ANSWER_PREFIX", "TEMPLATE", "VariableTrackingFamily", "parse_question"]
 
 TEMPLATE = (
     "Memorize and track the chain(s) of variable assignment hidden in the following text.\n\n"
@@ -33,6 +34,15 @@ ANSWER_PREFIX = (
     " Answer: According to the chain(s) of variable assignment in the text above, "
     "{num_v} variables are assigned the value {query}, they are: "
 )
+
+
+_QUESTION = re.compile(r"Find all variables that are assigned the value (\S+?) in the text above\.")
+
+
+def parse_question(question: str) -> dict[str, str] | None:
+    """``{"query": value}``: the value a vt question asks about, read from its text (None if none)."""
+    found = _QUESTION.findall(question)
+    return {"query": found[-1]} if found else None
 
 
 def _names(rng: random.Random, count: int, length: int, taken: set[str]) -> list[str]:
@@ -102,6 +112,17 @@ class VariableTrackingFamily:
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "VTDraft":
         return VTDraft(args, ctx, rng, index)
+
+    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+        """``chain``: the model lists every assignment per chunk; code follows the links
+        from the query value parsed from the question."""
+        from ..errors import RulerUsageError
+        from ..mapreduce.strategies import STRATEGIES
+
+        q = parse_question(question)
+        if q is None:
+            raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "no query value found in this question; keep the variable-tracking template")
+        return STRATEGIES["chain"], dict(q)
 
 
 def _fractions(rng: random.Random, count: int, fixed: float | None) -> list[float]:

@@ -1,8 +1,14 @@
-"""The ``openai`` engine against a real OpenAI-compatible server and a scripted stub.
+"""The ``openai`` engine against real OpenAI-compatible servers and a scripted stub.
 
-Real server: llama-cpp-python's ``python -m llama_cpp.server`` serving the
-embedded SmolLM2-135M GGUF on 127.0.0.1 (started and killed by a module
-fixture; skipped with the install command when ``llama_cpp`` is missing).
+Real servers, each started on 127.0.0.1 and a free port by a module fixture and
+stopped by pid (skipped with the install command when missing):
+
+- vLLM's (``python -m vllm.entrypoints.openai.api_server``, the server the docs
+  point users to), serving the embedded model's converted folder: token-id
+  prompts, ``max_model_len`` from ``/v1/models`` (no ``max_context`` option).
+- llama-cpp-python's (``python -m llama_cpp.server``) on the embedded GGUF: the
+  text-prompt fallback and a server that does not report its context.
+
 Stub: ``tests/servers/stub_openai.py``, an ``http.server`` in a thread whose
 answers each test scripts (retries, 404 fallback, API key, over-length).
 """
@@ -37,6 +43,7 @@ def _load(name: str):
 
 stub = _load("stub_openai")
 launcher = _load("llama_cpp_server")
+vllm_launcher = _load("vllm_server")
 
 SECRET = "sk-ruler-TEST-8f3b2c1d9e"
 
@@ -427,4 +434,61 @@ def test_the_plugin_item_passes_through_the_real_server(llama_server, pytester):
     item = report["items"][0]
     assert report["backend"] == "openai" and item["engine_calls"] == 4, item
     assert item["score"] >= 70, item["failures"]
+    result.assert_outcomes(passed=1)
+
+
+# --------------------------------------------------------------------------- vLLM's server
+
+
+@pytest.fixture(scope="module")
+def vllm_server(tmp_path_factory):
+    why = vllm_launcher.missing()
+    if why:
+        pytest.skip(why)
+    try:
+        model_dir = vllm_launcher.embedded_model_dir()
+    except RulerUsageError as exc:
+        pytest.skip(str(exc))
+    log = tmp_path_factory.mktemp("vllm-server") / "server.log"
+    with vllm_launcher.vllm_server(model_dir, served_name="smollm2-135m", max_model_len=8192, log_path=log) as url:
+        yield url
+
+
+@pytest.mark.slow
+def test_vllm_server_reports_its_context_and_takes_token_ids(vllm_server, tokenizer):
+    from pytest_ruler.chat import frame_for
+    from pytest_ruler.engines.openai import OpenAIEngine
+    from pytest_ruler.scoring import string_match_all
+    from pytest_ruler.tasks import GenerationContext, generate_samples
+
+    eng = OpenAIEngine(EngineConfig(model="smollm2-135m", backend="openai", base_url=vllm_server))
+    try:
+        assert eng.max_context == 8192  # vLLM's /v1/models says max_model_len: no option needed
+        assert (eng.endpoint, eng.prompt_format) == ("completions", "ids")
+        ctx = GenerationContext(tokenizer, frame=frame_for("auto", tokenizer))
+        samples = generate_samples("niah_single_1", 1024, samples=3, seed=0, ctx=ctx)
+        reqs = [GenerationRequest(prompt=s.prompt, prompt_ids=tuple(tokenizer.encode(s.prompt)), max_tokens=s.tokens_to_generate) for s in samples]
+        huge = GenerationRequest(prompt="x", prompt_ids=(1,) * 8190, max_tokens=16)
+        out = eng.generate([*reqs, huge])
+    finally:
+        eng.close()
+    assert all(c.ok for c in out[:3]), out
+    assert [c.prompt_tokens for c in out[:3]] == [r.prompt_tokens for r in reqs]  # the ids we counted, as sent
+    assert out[3].finish_reason == "over_length"
+    assert string_match_all([c.text for c in out[:3]], [list(s.outputs) for s in samples]) == 100.0, [c.text for c in out]
+
+
+@pytest.mark.slow
+def test_the_plugin_item_passes_through_vllms_server(vllm_server, pytester):
+    """The issue's item (niah_single_1, 1K, 4 samples) through the plugin and vLLM's server."""
+    result = pytester.runpytest_subprocess(
+        "-p", "no:hypothesispytest",
+        "--ruler-model=smollm2-135m", "--ruler-backend=openai", f"--ruler-base-url={vllm_server}",
+        "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=4", "--ruler-report=r.json",
+        timeout=600,
+    )
+    report = json.loads((pytester.path / "r.json").read_text())
+    item = report["items"][0]
+    assert report["backend"] == "openai" and item["engine_calls"] == 4, item
+    assert item["score"] == 100.0, item["failures"]
     result.assert_outcomes(passed=1)

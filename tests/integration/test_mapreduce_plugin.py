@@ -22,7 +22,7 @@ def test_twin_items_rescue_native_failures_side_by_side(pytester, xdist):
     lines = out.splitlines()
     assert any("ruler::vt[16384-seed0-mapreduce]" in ln and "PASSED" in ln for ln in lines)  # xdist puts [gwN] first
     assert any("ruler::vt[16384-seed0]" in ln and "FAILED" in ln for ln in lines)
-    assert "map-reduce (LLM x MapReduce, chunked):" in out
+    assert "map-reduce (LLM x MapReduce, chunked" in out  # the header may carry the grounding label
     assert "effective length: native - | map-reduce 16K" in out
     assert "map-reduce passes where native fails: cwe@16K, niah_single_1@16K, vt@16K" in out
     data = report(pytester)
@@ -44,6 +44,11 @@ def test_twin_items_rescue_native_failures_side_by_side(pytester, xdist):
         maps = [c for c in twin["calls"] if c["stage"] == "map"]
         assert all(c["parse"] == "ok" for c in maps) and {c["confidence"] for c in maps} <= {0.0, 5.0}
     assert {t["mapreduce"]["strategy"] for t in twins} == {"retrieve", "chain", "count"}
+    for twin in twins:  # what code did, and the protocol as written, are in the report
+        mr = twin["mapreduce"]
+        assert mr["grounding"] == "literal"
+        n = len([c for c in twin["calls"] if c["stage"] == "map"])
+        assert mr["compliance"]["map"] == {"records": n, "four_fields": n, "confidence": n, "parse_failures": 0}
     # the model reduces niah; vt and cwe are combined in code
     niah = next(t for t in twins if t["task"] == "niah_single_1")
     assert niah["mapreduce"]["calls_per_stage"]["reduce"] == 2
@@ -98,7 +103,7 @@ def test_the_fixture_gates_on_map_reduce_rescuing_native(pytester):
             ruler_mapreduce.run("niah_single_1", "8k", samples=1, chunk_size=5)
         """
     )
-    result = run(pytester, *SMALL_WINDOW, "--ruler-report=r.json", "-k", "test_")  # the user tests, not the standard suite
+    result = run(pytester, *SMALL_WINDOW, "--ruler-lengths=2k", "--ruler-report=r.json", "-k", "test_")  # the user tests, not the standard suite
     result.assert_outcomes(passed=1, failed=2)
     out = result.stdout.str()
     assert "native context passes (100.0 >= 85.6): nothing to rescue at this length" in out
@@ -139,3 +144,38 @@ def test_the_map_reduce_gate(pytester, required, ok):
         assert result.ret == 0 and "gate PASSED: map-reduce effective length 16K (required 16K)" in out
     else:
         assert result.ret == 1 and "map-reduce effective length 16K < required 32K" in out
+
+
+def test_a_know_nothing_reader_reaches_the_reduce_unfiltered_and_the_report_says_what_code_did(pytester):
+    """The scripted engine's know-nothing stand-in (not a model) lists every value of a chunk:
+    the literal grounding keeps them all (they are in the chunk). Its reduce joins every value it
+    is shown, and RULER's recall-only metric scores that 100: the report must say how."""
+    result = run(pytester, *SMALL_WINDOW, "--ruler-engine-option=mode=know_nothing", "--ruler-tasks=niah_multikey_2",
+                 "--ruler-lengths=16k", "--ruler-samples=1", "--ruler-mapreduce", "-k", "mapreduce",
+                 "--ruler-report=r.json", "--ruler-markdown=r.md")
+    [twin] = [i for i in report(pytester)["items"] if i["mode"] == "mapreduce"]
+    maps = [c for c in twin["calls"] if c["stage"] == "map"]
+    assert len(maps) >= 4 and all(c["dropped"] == [] for c in maps)  # nothing listed was missing from its chunk
+    assert all(len(c["answer"].split(", ")) > 20 for c in maps)  # every value of the chunk, distractors included
+    assert twin["mapreduce"]["grounding"] == "literal"
+    md = (pytester.path / "r.md").read_text()
+    assert "Map-reduce grounding: literal (hallucination filter only" in md
+    assert "| niah_multikey_2 | 16K | retrieve | literal |" in md
+
+
+def test_check_rescue_carries_the_grounding_label(pytester):
+    pytester.makepyfile(
+        """
+        def test_rescued(ruler_mapreduce, record_property):
+            native, chunked = ruler_mapreduce.check_rescue("niah_single_1", "8k", samples=1, chunk_tokens=1024)
+
+        def test_not_rescued(ruler_mapreduce):
+            ruler_mapreduce.check_rescue("niah_single_1", "8k", samples=1, chunk_tokens=1024, verify=False, threshold=101)
+        """
+    )
+    result = run(pytester, *SMALL_WINDOW, "--ruler-lengths=2k", "-k", "test_", "-rA", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "map-reduce passes where native fails (niah_single_1 at 8192); grounding: literal (hallucination filter only" in out
+    assert "map-reduce grounding: none (no filter: records used as the model wrote them)" in out
+    assert 'name="ruler_mapreduce_grounding" value="grounding: literal' in (pytester.path / "j.xml").read_text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ruler.gpus import gpu_slots, pin_worker, visible_gpus, worker_devices
+from pytest_ruler.gpus import gpu_slots, pin_worker, tensor_parallel_size, visible_gpus, worker_cpus, worker_devices
 
 
 def test_visible_gpus_follow_the_callers_cuda_visible_devices():
@@ -39,3 +39,111 @@ def test_pin_worker_narrows_the_environment():
     cpu = {"PYTEST_XDIST_WORKER": "gw1", "CUDA_VISIBLE_DEVICES": ""}
     assert pin_worker(1, cpu) is None and cpu["CUDA_VISIBLE_DEVICES"] == ""
     assert pin_worker(1, {"CUDA_VISIBLE_DEVICES": "0,1"}) is None  # not a worker
+
+
+# --------------------------------------------------------------------------- CPU shares for vLLM's CPU build
+
+
+@pytest.mark.parametrize(
+    ("worker", "workers", "cpus", "expected"),
+    [
+        ("gw0", 2, [0, 1], [0]),
+        ("gw1", 2, [0, 1], [1]),
+        ("gw1", 2, [4, 5, 6, 7, 8], [6, 7]),  # the process's own CPUs, equal contiguous shares
+        ("gw3", 8, [0, 1], [1]),  # more workers than CPUs: they share, round robin
+        ("master", 2, [0, 1], None),
+        ("gw0", 0, [0, 1], None),
+    ],
+)
+def test_worker_cpus(worker, workers, cpus, expected):
+    assert worker_cpus(worker, workers, cpus) == expected
+
+
+def test_a_cpu_worker_binds_vllm_to_its_share_unless_told():
+    env = {"PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "2", "CUDA_VISIBLE_DEVICES": ""}
+    assert pin_worker(1, env, cpus=[0, 1]) is None
+    assert env["VLLM_CPU_OMP_THREADS_BIND"] == "1"
+    mine = {"PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "2", "CUDA_VISIBLE_DEVICES": "", "VLLM_CPU_OMP_THREADS_BIND": "0-1"}
+    pin_worker(1, mine, cpus=[0, 1])
+    assert mine["VLLM_CPU_OMP_THREADS_BIND"] == "0-1"
+    gpu = {"PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "2", "CUDA_VISIBLE_DEVICES": "0,1"}
+    pin_worker(1, gpu, cpus=[0, 1])
+    assert gpu["CUDA_VISIBLE_DEVICES"] == "1" and "VLLM_CPU_OMP_THREADS_BIND" not in gpu
+
+
+# --------------------------------------------------------------------------- tensor parallel size: one reader
+
+
+def _lookup(**values):
+    return lambda name: values.get(name.replace("-", "_"))
+
+
+def test_tensor_parallel_size_from_the_option():
+    assert tensor_parallel_size(_lookup(tensor_parallel_size="2")) == 2
+    # the dedicated option wins over the engine option
+    assert tensor_parallel_size(_lookup(tensor_parallel_size="4", engine_option=["tensor_parallel_size=2"])) == 4
+
+
+def test_tensor_parallel_size_from_engine_options():
+    assert tensor_parallel_size(_lookup(engine_option=["enforce_eager=true,tensor_parallel_size=2"])) == 2
+    assert tensor_parallel_size(_lookup(engine_option=["enforce_eager=true", "tensor_parallel_size=8"])) == 8
+    assert tensor_parallel_size(_lookup(engine_option="tensor_parallel_size=2")) == 2  # an ini string
+    assert tensor_parallel_size(_lookup(engine_option=["enforce_eager=true"])) is None
+    assert tensor_parallel_size(_lookup()) is None
+
+
+def test_a_bad_tensor_parallel_size_is_an_error_only_where_the_configuration_is_read():
+    from pytest_ruler.errors import RulerUsageError
+
+    for lookup in (_lookup(tensor_parallel_size="two"), _lookup(tensor_parallel_size="0"), _lookup(engine_option=["tensor_parallel_size=1.5"])):
+        assert tensor_parallel_size(lookup) is None
+        with pytest.raises(RulerUsageError):
+            tensor_parallel_size(lookup, strict=True)
+
+
+TP_SOURCES = {
+    "argv option": (["--ruler-tensor-parallel-size=2"], ""),
+    "argv option, two words": (["--ruler-tensor-parallel-size", "2"], ""),
+    "argv engine option": (["--ruler-engine-option=enforce_eager=true,tensor_parallel_size=2"], ""),
+    "ini key": ([], "ruler_tensor_parallel_size = 2\n"),
+    "ini engine option": ([], "ruler_engine_option = tensor_parallel_size=2\n"),
+}
+
+
+@pytest.mark.parametrize("source", list(TP_SOURCES))
+def test_every_tp_source_reaches_slots_pinning_and_the_engine(source, pytester, monkeypatch):
+    """TP=2 given one way: -n auto counts 4 GPUs as 2 slots, worker gw1 pins GPUs 2,3 and
+    the engine options say 2 — all from gpus.tensor_parallel_size."""
+    args, ini = TP_SOURCES[source]
+    pytester.makeini("[pytest]\n" + ini)
+    pytester.makeconftest(
+        """
+import os, json
+import pytest
+from pytest_ruler import plugin
+from pytest_ruler.config import build_config
+
+def pytest_configure(config):
+    found = {
+        "slots": plugin.pytest_xdist_auto_num_workers(config),
+        "pinned": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "engine": build_config(config).engine_options.get("tensor_parallel_size"),
+    }
+    open("tp.json", "w").write(json.dumps(found))
+    raise pytest.UsageError("stop here")
+"""
+    )
+    import json
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    run = ("-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=scripted", *args)
+    pytester.runpytest_subprocess(*run)  # the controller: counts slots
+    controller = json.loads((pytester.path / "tp.json").read_text())
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    pytester.runpytest_subprocess(*run)  # a worker: pins itself before conftests load
+    worker = json.loads((pytester.path / "tp.json").read_text())
+    assert (controller["slots"], controller["engine"]) == (2, 2)
+    assert (worker["pinned"], worker["engine"]) == ("2,3", 2)

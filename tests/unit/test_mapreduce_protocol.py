@@ -87,15 +87,29 @@ def test_mechanical_reducers_union_chain_and_sum():
     assert count(recs, {"top": 2}) == "1. apple 2. pear"
 
 
-def test_a_value_of_a_distractor_key_is_not_support():
+def test_which_key_a_value_belongs_to_is_the_models_call_not_codes():
+    """Grounding is a hallucination filter only: a value of another key that is in the
+    chunk is kept (the model chose it; its confidence and the reduce judge it)."""
     check = STRATEGIES["retrieve"].check
     chunk = ("The grass is green. One of the special magic numbers for bold-sun is: 1898736. The sky is blue.\n"
              "One of the special magic numbers for calm-river is: 4735521.")
     record = parse_record(" One of the special magic numbers for bold-sun is: 1898736.\nAnswer: 1898736\nConfidence Score: 5")
-    assert check(record, chunk, {"kind": "numbers", "keys": ["calm-river"]}, True).answer == NO_INFORMATION
-    assert check(record, chunk, {"kind": "numbers", "keys": ["bold-sun"]}, True).answer == "1898736"
+    kept = check(record, chunk, {"kind": "numbers", "keys": ["calm-river"]}, True)
+    assert kept.answer == "1898736" and kept.dropped == () and kept.confidence == 5
     right = parse_record(" ...\nAnswer: 4735521\nConfidence Score: 5")
     assert check(right, chunk, {"kind": "numbers", "keys": ["calm-river"]}, True).answer == "4735521"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1000000, 9999999), min_size=1, max_size=30, unique=True), st.data())
+def test_literal_grounding_keeps_exactly_the_claims_found_in_the_chunk(values, data):
+    in_chunk = data.draw(st.lists(st.sampled_from(values), unique=True))
+    chunk = "\n".join(f"One of the special magic numbers for key-{i} is: {v}." for i, v in enumerate(in_chunk)) or "The grass is green."
+    record = parse_record(f" -\nRationale: -\nAnswer: {', '.join(map(str, values))}\nConfidence Score: 4")
+    checked = STRATEGIES["retrieve"].check(record, chunk, {"kind": "numbers", "keys": ["key-0"]}, True)
+    kept = [str(v) for v in values if v in in_chunk]
+    assert checked.answer == (", ".join(kept) or NO_INFORMATION)
+    assert set(checked.dropped) == {str(v) for v in values if v not in in_chunk}
 
 
 def test_a_key_repeated_as_its_own_value_is_not_a_value():

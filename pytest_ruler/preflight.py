@@ -1,0 +1,154 @@
+"""Refuse every knowable mistake once, at start, before any model loads.
+
+``check_start(session, pytest_config)`` runs in ``pytest_configure`` (on the
+controller of an xdist run, or the only process) after the options were
+parsed into a :class:`~pytest_ruler.config.RulerConfig`. Each check either
+passes or raises one :class:`~pytest_ruler.errors.RulerUsageError` naming the
+parameter, the value and the fix; the plugin turns it into pytest's
+``ERROR: ...`` line and exit code 4. What is checked, cheapest first:
+
+    output paths ─► data files ─► baseline ─► tokenizer and chat template
+        ─► prediction cache (a corrupt one is moved aside: a warning, not an error)
+        ─► the engine's own start-up check, without loading a model
+           (a server's /models within seconds; a model folder's config and weights;
+            the context length, from the model config)
+        ─► lengths that can never fit that context (unless map-reduce is asked for)
+
+Nothing here generates a sample or loads weights, so a mistake costs seconds.
+
+Public names: ``check_start``, ``check_output_path``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .errors import RulerUsageError
+from .lengths import format_length
+
+__all__ = ["check_output_path", "check_start"]
+
+
+def check_output_path(parameter: str, path: Path | None, *, folder: bool = False) -> None:
+    """A file (or, with ``folder``, a directory) we can create or replace at ``path``."""
+    if path is None:
+        return
+    p = Path(path).expanduser()
+    if not folder and p.is_dir():
+        raise RulerUsageError(parameter, str(path), "this is a directory; pass a file path, e.g. ruler.json")
+    if folder and p.exists() and not p.is_dir():
+        raise RulerUsageError(parameter, str(path), "this is a file; pass a folder for the plots")
+    parent = p if folder else p.parent
+    existing = parent
+    while not existing.exists():  # the first existing ancestor must let us create the rest
+        existing = existing.parent
+    if not existing.is_dir():
+        raise RulerUsageError(parameter, str(path), f"{existing} is a file, so no folder can be made here; pass another path")
+    if not os.access(existing, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise RulerUsageError(parameter, str(path), f"{existing if not p.exists() else p} is not writable; pass a path you can write")
+
+
+def _check_data(config: Any) -> None:
+    from .tasks.haystack import load_essays
+    from .tasks.qa_data import load_hotpotqa, load_squad
+
+    if config.essays:
+        load_essays(config.essays)  # opened, decoded, shape-checked (enough prose)
+    if config.squad:
+        load_squad(config.squad)
+    if config.hotpotqa:
+        load_hotpotqa(config.hotpotqa)
+
+
+def _check_baseline(config: Any) -> None:
+    if config.baseline is None:
+        return
+    from .baseline import load_baseline
+
+    load_baseline(config.baseline)
+
+
+def _check_prompting(session: Any) -> None:
+    """The tokenizer loads and the chat template file decodes and compiles."""
+    config = session.config
+    name = config.tokenizer or config.model
+    try:
+        session.tokenizer
+    except RulerUsageError:
+        raise
+    except Exception as exc:
+        raise RulerUsageError("--ruler-tokenizer" if config.tokenizer else "--ruler-model", name,
+                              f"its tokenizer does not load ({type(exc).__name__}: {exc}); pass a model folder with tokenizer files, a .gguf file, or --ruler-tokenizer") from None
+    choice = config.chat_template
+    if choice not in ("auto", "none", "base"):
+        try:
+            Path(choice).expanduser().read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RulerUsageError("--ruler-chat-template", choice, f"the file is not UTF-8 text ({exc.reason} at byte {exc.start}); pass a Jinja chat template, auto or none") from None
+        except OSError as exc:
+            raise RulerUsageError("--ruler-chat-template", choice, f"cannot read it ({exc.strerror}); pass a readable Jinja file, auto or none") from None
+    try:
+        session.frame
+    except RulerUsageError as exc:
+        raise RulerUsageError("--ruler-chat-template", choice, exc.fix) from None
+    except Exception as exc:
+        raise RulerUsageError("--ruler-chat-template", choice, f"the template does not render ({type(exc).__name__}: {exc}); pass a valid Jinja chat template, auto or none") from None
+
+
+def _engine_context(session: Any) -> tuple[int | None, str]:
+    """The engine's start-up check; returns its context length (or None) and where it came from."""
+    from .engines import _factory, resolve_backend
+
+    config = session.config
+    factory = _factory(resolve_backend(config.backend))
+    check = getattr(factory, "preflight", None)
+    found = check(session.engine_config) if callable(check) else None
+    if config.max_model_len:
+        return config.max_model_len, "--ruler-max-model-len"
+    if found:
+        return int(found), f"the {session.backend} engine's model config"
+    return None, ""
+
+
+def _check_lengths(session: Any, context: int | None, source: str) -> None:
+    from .tasks import get_task
+
+    config = session.config
+    for task in config.tasks:  # known from the length alone: the answer's tokens leave no room for a prompt
+        need = get_task(task).tokens_to_generate
+        short = [L for L in config.lengths if L <= need]
+        if short:
+            raise RulerUsageError("--ruler-lengths", ",".join(format_length(L) for L in short),
+                                  f"{task} alone generates {need} tokens, so no prompt fits; use lengths well above that, e.g. 1k")
+    if context is None:
+        return
+    too_long = [L for L in config.lengths if L > context]
+    if not too_long or config.mapreduce:
+        return  # map-reduce twins exist for exactly these lengths; their native items fail as over length
+    shown = ",".join(format_length(L) for L in too_long)
+    raise RulerUsageError(
+        "--ruler-lengths", shown,
+        f"{'this length' if len(too_long) == 1 else 'these lengths'} can never fit {config.model}'s context of "
+        f"{context} tokens ({source}), so no prompt would be built or run; drop {'it' if len(too_long) == 1 else 'them'}, "
+        "raise the limit with --ruler-max-model-len if the model supports longer inputs, "
+        "or add --ruler-mapreduce to test chunked inference at those lengths",
+    )
+
+
+def check_start(session: Any, pytest_config: Any) -> None:
+    """Every start-up check (see the module docstring); raises RulerUsageError."""
+    c = session.config
+    check_output_path("--ruler-report", c.report)
+    check_output_path("--ruler-markdown", c.markdown)
+    check_output_path("--ruler-plots", c.plots, folder=True)
+    xml = getattr(pytest_config.option, "xmlpath", None)
+    if xml:
+        check_output_path("--junitxml", Path(xml))
+    _check_data(c)
+    _check_baseline(c)
+    _check_prompting(session)
+    session.cache  # opened and checked; a corrupt file is moved aside with a warning
+    context, source = _engine_context(session)
+    _check_lengths(session, context, source)

@@ -1,0 +1,110 @@
+"""The release gate, in the core: a saved report in, a verdict with its reasons out.
+
+    report dict (JSON report) ──gate(report, required=, mapreduce_required=, baseline=)──► Verdict
+        passed: True | False | None (not decided: the run was interrupted)
+        failures: one line per reason the run fails
+        fields: the report's "gate", "mapreduce_gate" and "baseline" entries
+        lines(): what the terminal and ``pytest-ruler gate`` print
+
+The plugin and ``pytest-ruler gate REPORT.json`` call this same function, so a team
+can gate on a report produced elsewhere (a GPU box, a nightly run) and get the
+plugin's verdict. A gate never passes on missing evidence: errored items, an
+unfinished run or no items at all fail it (an interrupted run gets no verdict).
+
+Public names: ``Verdict``, ``gate``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+from ..lengths import format_length
+
+__all__ = ["Verdict", "gate"]
+
+_GATES = (("native", "gate", "effective length"), ("mapreduce", "mapreduce_gate", "map-reduce effective length"))
+
+
+@dataclass
+class Verdict:
+    passed: bool | None
+    failures: list[str] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)
+    baseline_lines: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(text, colour) per line: the baseline's lines, then one verdict line per required gate."""
+        out = [(f"baseline: {line}", "") for line in self.baseline_lines]
+        for _, key, what in _GATES:
+            g = self.fields.get(key) or {}
+            if g.get("required_effective_length") is None:
+                continue
+            required = format_length(g["required_effective_length"])
+            got = format_length(g.get("effective_length"))
+            if g["passed"] is None:
+                out.append((f"gate NOT DECIDED: {g['reason']} (required {required})", "yellow"))
+            elif g["passed"]:
+                out.append((f"gate PASSED: {what} {got} (required {required})", "green"))
+            elif str(g["reason"]).startswith(what):
+                out.append((f"gate FAILED: {what} {got} (required {required})", "red"))
+            else:  # errors, no items, an unfinished run: the reason is the verdict
+                out.append((f"gate FAILED: {g['reason']} (required {required})", "red"))
+        return out
+
+
+def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int) -> dict[str, Any]:
+    summary = (report.get("summary") or {}).get(mode) or {}
+    effective = summary.get("effective_length")
+    g: dict[str, Any] = {"required_effective_length": required, "passed": False, "effective_length": effective, "reason": None}
+    if not report.get("complete", True):
+        done, total = report.get("items_finished"), report.get("items_expected")
+        count = f" after {done} of {total} items" if done is not None and total is not None else ""
+        g["passed"] = None if report.get("interrupted") else False
+        g["reason"] = f"{'interrupted' if report.get('interrupted') else 'stopped'}{count}; {what} is not established"
+        return g
+    errors = summary.get("errors", 0)
+    if not summary:
+        g["reason"] = f"no {'map-reduce ' if mode == 'mapreduce' else ''}RULER item produced a result; {what} is not established"
+    elif errors:
+        g["reason"] = f"{errors} item{'s' if errors != 1 else ''} errored; {what} is not established"
+    elif effective is not None and effective >= required:
+        g["passed"] = True
+    else:
+        shown = format_length(effective) if effective is not None else "below the shortest tested length"
+        tested = sorted({int(i["length"]) for i in report.get("items", []) if i.get("mode", "native") == mode}) or [0]
+        hint = "" if required <= max(tested) else f" (the run tested only up to {format_length(max(tested))}: add longer --ruler-lengths)"
+        g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {report.get('threshold')}{hint}"
+    return g
+
+
+def gate(report: Mapping[str, Any], *, required: int | None = None, mapreduce_required: int | None = None,
+         baseline: Mapping[str, Any] | None = None, baseline_path: str | None = None,
+         alpha: float = 0.05, test: str = "two-proportion-z") -> Verdict:
+    """The verdict on a report (see the module docstring). ``baseline`` is an earlier report
+    (see :func:`pytest_ruler.baseline.load_baseline`); its cells are compared with this
+    report's items that did not error."""
+    verdict = Verdict(passed=True)
+    for (mode, key, what), need in zip(_GATES, (required, mapreduce_required)):
+        if need is None:
+            continue
+        g = _one_gate(report, mode, what, need)
+        verdict.fields[key] = g
+        if g["passed"] is None:
+            verdict.passed = None
+        elif not g["passed"]:
+            verdict.failures.append(g["reason"])
+    items = [i for i in report.get("items", []) if i.get("error") is None]  # an errored item has no score to compare
+    if baseline is not None and report.get("items"):
+        from ..baseline import compare, summarize_regressions
+
+        comparisons = compare(baseline, items, alpha=alpha, test=test)
+        passed, lines = summarize_regressions(comparisons)
+        verdict.fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": passed,
+                                      "comparisons": [asdict(x) for x in comparisons]}
+        verdict.baseline_lines = lines
+        if not passed:
+            verdict.failures += [ln for ln in lines if "significant drop" in ln] or ["baseline: significant drop"]
+    if verdict.failures and verdict.passed is not None:
+        verdict.passed = False
+    return verdict

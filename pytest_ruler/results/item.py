@@ -1,0 +1,80 @@
+"""ItemResult: what one item (task × length × seed, native or map-reduce) produced.
+
+A frozen record, serialised into the test report (so xdist workers hand it to
+the controller) and into the JSON report's ``items``. An item with ``error``
+set has no trustworthy score: it fails, and aggregation treats its cell as
+missing evidence.
+
+Public names: ``ItemResult``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+__all__ = ["ItemResult"]
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """The outcome of one item; serialised into the test report and the JSON report."""
+
+    task: str
+    length: int
+    seed: int
+    mode: str  # "native" | "mapreduce"
+    samples: int
+    score: float
+    threshold: float
+    passed: bool
+    nulls: int
+    seconds: float
+    over_length: int = 0
+    errors: int = 0
+    cached: int = 0
+    engine_calls: int = 0
+    prompt_tokens: int = 0
+    failures: tuple[Mapping[str, Any], ...] = ()
+    reasons: tuple[str, ...] = ()
+    depth_scores: Mapping[str, float] = field(default_factory=dict)  # depth sweep: {"0.25": score}
+    # map-reduce items: one record per engine call (sample, stage, prompt tokens, parse, confidence, seconds)
+    calls: tuple[Mapping[str, Any], ...] = ()
+    mapreduce: Mapping[str, Any] = field(default_factory=dict)  # chunks, rounds, malformed records, options
+    error: str | None = None  # why the item has no trustworthy score (engine, data, worker crash); it fails
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["failures"] = [dict(f) for f in self.failures]
+        d["reasons"] = list(self.reasons)
+        d["depth_scores"] = dict(self.depth_scores)
+        d["calls"] = [dict(c) for c in self.calls]
+        d["mapreduce"] = dict(self.mapreduce)
+        if self.mode == "native":  # keep native items as they were
+            del d["calls"], d["mapreduce"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ItemResult":
+        d = dict(d)
+        d["failures"] = tuple(d.get("failures", ()))
+        d["reasons"] = tuple(d.get("reasons", ()))
+        d["depth_scores"] = dict(d.get("depth_scores") or {})
+        d["calls"] = tuple(d.get("calls") or ())
+        d["mapreduce"] = dict(d.get("mapreduce") or {})
+        return cls(**d)
+
+    def failure_message(self) -> str:
+        where = f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''})"
+        if self.error is not None:
+            return f"{where}: ERROR: {self.error}"
+        lines = [
+            f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''}): score {self.score:.2f} < threshold {self.threshold:.2f} "
+            f"over {self.samples} samples ({self.nulls} empty predictions)"
+        ]
+        for reason in self.reasons:
+            lines.append(f"  {reason}")
+        for f in self.failures:
+            pred = f["pred"] if len(f["pred"]) <= 160 else f["pred"][:157] + "..."
+            lines.append(f"  sample {f['index']}: predicted {pred!r}, expected {list(f['outputs'])!r}")
+        return "\n".join(lines)

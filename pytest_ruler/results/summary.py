@@ -1,0 +1,93 @@
+"""The one aggregation of item results: the paper's Table 3 per mode, errors as missing evidence.
+
+    [ItemResult] ──cell_scores(results, mode)──► {task: {length: mean over seeds}}, errored cells
+                 ──summarize_results(results, threshold, mode)──► the mode's summary dict
+                   (per_length, avg, wavg_inc, wavg_dec, effective_length,
+                    per_task_effective_length, errors, errored_lengths, errored)
+
+The terminal table, the JSON report, Markdown, plots, the snapshot extension and
+``pytest-ruler gate`` all read this one summary.
+
+Public names: ``cell_scores``, ``summarize_results``, ``mapreduce_vs_native``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+from ..aggregate import avg, effective_length, mean_over_tasks, wavg_dec, wavg_inc
+from .item import ItemResult
+
+__all__ = ["cell_scores", "mapreduce_vs_native", "summarize_results"]
+
+
+def cell_scores(results: Iterable[ItemResult], mode: str = "native") -> tuple[dict[str, dict[int, float]], dict[str, set[int]]]:
+    """Per (task, length): the mean score over seeds of the items that did not error, and
+    the cells where some item errored (those have no score)."""
+    by_task: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    errored: dict[str, set[int]] = defaultdict(set)
+    for r in results:
+        if r.mode != mode:
+            continue
+        if r.error is not None:
+            errored[r.task].add(r.length)
+        else:
+            by_task[r.task][r.length].append(r.score)
+    means = {t: {L: sum(v) / len(v) for L, v in ls.items() if L not in errored.get(t, ())} for t, ls in by_task.items()}
+    return {t: ls for t, ls in means.items() if ls}, dict(errored)
+
+
+def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str = "native") -> dict[str, Any] | None:
+    """Table 3 for one mode: item scores averaged over seeds, then the paper's formulas.
+
+    Errored items are missing evidence, never scores: a (task, length) cell with an
+    errored item has no score, a length with an errored cell has no Total, the averages
+    over lengths are not established (None) while any length errored, and effective
+    lengths (per task and overall) are computed only below the first errored length.
+    ``errors`` counts the errored items; ``errored`` lists them with their reasons.
+    """
+    results = [r for r in results if r.mode == mode]
+    if not results:
+        return None
+    task_scores, errored_cells = cell_scores(results, mode)
+    bad_lengths = sorted({L for ls in errored_cells.values() for L in ls})
+    per_length = {L: v for L, v in mean_over_tasks(task_scores).items() if L not in bad_lengths} if task_scores else {}
+    first_bad = bad_lengths[0] if bad_lengths else None
+
+    def below(scores: dict[int, float], limit: int | None) -> dict[int, float]:
+        return {L: v for L, v in scores.items() if limit is None or L < limit}
+
+    trusted = below(per_length, first_bad)
+    per_task_eff: dict[str, int | None] = {}
+    for t in sorted(set(task_scores) | set(errored_cells)):
+        ok = below(task_scores.get(t, {}), min(errored_cells[t]) if errored_cells.get(t) else None)
+        per_task_eff[t] = effective_length(ok, threshold) if ok else None
+    complete = bool(per_length) and not bad_lengths
+    return {
+        "per_length": {str(L): v for L, v in per_length.items()},
+        "avg": avg(per_length) if complete else None,
+        "wavg_inc": wavg_inc(per_length) if complete else None,
+        "wavg_dec": wavg_dec(per_length) if complete else None,
+        "effective_length": effective_length(trusted, threshold) if trusted else None,
+        "per_task_effective_length": per_task_eff,
+        "threshold": threshold,
+        "errors": sum(r.error is not None for r in results),
+        "errored_lengths": bad_lengths,
+        "errored": [
+            {"task": r.task, "length": r.length, "seed": r.seed, "error": r.error}
+            for r in sorted(results, key=lambda r: (r.length, r.task, r.seed)) if r.error is not None
+        ],
+    }
+
+
+def mapreduce_vs_native(results: Iterable[ItemResult]) -> list[dict[str, Any]]:
+    """Each item run both ways: scores side by side; ``rescued`` = native fails, map-reduce passes."""
+    native = {(r.task, r.length, r.seed): r for r in results if r.mode == "native"}
+    out = []
+    for r in results:
+        n = native.get((r.task, r.length, r.seed)) if r.mode == "mapreduce" else None
+        if n is not None:
+            out.append({"task": r.task, "length": r.length, "seed": r.seed, "native": n.score, "mapreduce": r.score,
+                        "native_passed": n.passed, "mapreduce_passed": r.passed, "rescued": (not n.passed) and r.passed})
+    return out

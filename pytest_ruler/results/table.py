@@ -1,0 +1,101 @@
+"""The paper's Table 3 as cells, with one notation for the terminal, Markdown and the CLI.
+
+    report dict ──table3(report, mode)──► Table(header, rows, lengths)   (strings only)
+        terminal: fixed-width columns          Markdown: pipes and marks per cell
+
+Cells: a score to one decimal; ``-`` not tested; ``ERR`` an item of the cell errored
+(no score); ``n/a`` an average that is not established (a length errored). Effective
+length: the longest tested length scoring above the threshold; ``<4K`` below it at
+every tested length (4K the shortest), ``≥128K`` above it up to the longest tested
+length (the paper's ">128K"). ``NOTATION`` says so under every table.
+
+Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``format_effective_length``, ``format_text``, ``table3``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..lengths import format_length
+
+__all__ = ["NOTATION", "TASK_ORDER", "Table", "format_effective_length", "format_text", "table3"]
+
+NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
+            "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length")
+
+#: the paper's row order for the 13 standard tasks; other tasks follow in report order
+TASK_ORDER = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
+              "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_1", "qa_2")
+
+
+def format_effective_length(n: int | None, lengths: Sequence[int] = ()) -> str:
+    """An effective length as the paper prints it, over the tested ``lengths``."""
+    lengths = sorted(int(L) for L in lengths)
+    if n is None:
+        return f"<{format_length(lengths[0])}" if lengths else "-"
+    if lengths and n >= lengths[-1]:
+        return f"≥{format_length(n)}"
+    return format_length(n)
+
+
+def _score(x: Any) -> str:
+    return f"{x:.1f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "n/a"
+
+
+@dataclass(frozen=True)
+class Table:
+    header: list[str]
+    rows: list[list[str]]  # tasks in the paper's order, then Total
+    lengths: list[int]
+    tasks: list[str]
+
+
+def table3(report: Mapping[str, Any], mode: str = "native") -> Table:
+    """Table 3 of one mode of a report: a row per task (scores per length, its effective
+    length), then Total (per-length means, Avg, wAvg inc/dec, effective length)."""
+    summary = (report.get("summary") or {}).get(mode) or {}
+    items = [i for i in report.get("items", []) if i.get("mode", "native") == mode]
+    scores: dict[str, dict[int, list[float]]] = {}
+    errored: dict[str, set[int]] = {}
+    for i in items:
+        task, length = str(i["task"]), int(i["length"])
+        if i.get("error") is not None:
+            errored.setdefault(task, set()).add(length)
+        else:
+            scores.setdefault(task, {}).setdefault(length, []).append(float(i["score"]))
+    per_task_eff = dict(summary.get("per_task_effective_length") or {})
+    lengths = sorted({int(i["length"]) for i in items} | {int(L) for L in summary.get("per_length", {})})
+    names = list(dict.fromkeys([*scores, *errored, *per_task_eff]))
+    tasks = [t for t in TASK_ORDER if t in names] + [t for t in names if t not in TASK_ORDER]
+    header = ["", *(format_length(L) for L in lengths), "Avg", "wAvg.inc", "wAvg.dec", "Effective"]
+    rows = []
+    for task in tasks:
+        cells = [task]
+        tested = sorted(set(scores.get(task, {})) | errored.get(task, set()))
+        for L in lengths:
+            if L in errored.get(task, set()):
+                cells.append("ERR")
+            elif L in scores.get(task, {}):
+                v = scores[task][L]
+                cells.append(f"{sum(v) / len(v):.1f}")
+            else:
+                cells.append("-")
+        eff = format_effective_length(per_task_eff.get(task), tested) if task in per_task_eff else "-"
+        rows.append(cells + ["", "", "", eff])
+    if summary:
+        pl = {int(k): v for k, v in summary.get("per_length", {}).items()}
+        bad = set(summary.get("errored_lengths") or ())
+        total = ["Total", *("ERR" if L in bad else _score(pl[L]) if L in pl else "-" for L in lengths)]
+        total += [_score(summary.get("avg")), _score(summary.get("wavg_inc")), _score(summary.get("wavg_dec")),
+                  format_effective_length(summary.get("effective_length"), lengths)]
+        rows.append(total)
+    return Table(header=header, rows=rows, lengths=lengths, tasks=tasks)
+
+
+def format_text(table: Table) -> list[str]:
+    """Fixed-width lines for the terminal (first column left-aligned, the rest right-aligned)."""
+    width = [max(len(r[c]) for r in [table.header, *table.rows]) for c in range(len(table.header))]
+    width = [w + 2 if c else w for c, w in enumerate(width)]
+    return ["".join(cell.ljust(width[c]) if c == 0 else cell.rjust(max(width[c], 8)) for c, cell in enumerate(row)).rstrip()
+            for row in [table.header, *table.rows]]
