@@ -126,6 +126,7 @@ class RulerConfig:
     tokenizer: str | None = None
     tasks: tuple[str, ...] = ()
     lengths: tuple[int, ...] = (4096,)
+    lengths_given: bool = True  # False: the lengths come from the preset, not --ruler-lengths / ini
     samples: int = 10
     seeds: tuple[int, ...] = (0,)
     depths: tuple[float, ...] | None = None
@@ -337,6 +338,7 @@ def build_config(config: Any) -> RulerConfig:
         tokenizer=get("tokenizer"),
         tasks=tasks,
         lengths=lengths,
+        lengths_given=_raw(config, "lengths") is not None,
         samples=samples,
         seeds=seeds,
         depths=depths,

@@ -12,7 +12,9 @@ parameter, the value and the fix; the plugin turns it into pytest's
         ─► the engine's own start-up check, without loading a model
            (a server's /models within seconds; a model folder's config and weights;
             the context length, from the model config)
-        ─► lengths that can never fit that context (unless map-reduce is asked for)
+        ─► lengths that can never fit that context: refused when the user typed them;
+           with --ruler-mapreduce or from a preset, a warning (their native items fail
+           as over length without a prompt being built)
 
 Nothing here generates a sample or loads weights, so a mistake costs seconds.
 
@@ -124,10 +126,17 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
                                   f"{task} alone generates {need} tokens, so no prompt fits; use lengths well above that, e.g. 1k")
     if context is None:
         return
+    session.context_limit = context
     too_long = [L for L in config.lengths if L > context]
-    if not too_long or config.mapreduce:
-        return  # map-reduce twins exist for exactly these lengths; their native items fail as over length
+    if not too_long:
+        return
     shown = ",".join(format_length(L) for L in too_long)
+    if config.mapreduce or not config.lengths_given:
+        # map-reduce twins exist for exactly these lengths; a preset's lengths were not the user's choice
+        session.warn(f"{shown} exceed{'s' if len(too_long) == 1 else ''} {config.model}'s context of {context} tokens ({source}): "
+                     "the native items there fail as over length without building a prompt"
+                     + ("" if config.mapreduce else "; pass --ruler-lengths to choose lengths, or --ruler-max-model-len"))
+        return
     raise RulerUsageError(
         "--ruler-lengths", shown,
         f"{'this length' if len(too_long) == 1 else 'these lengths'} can never fit {config.model}'s context of "

@@ -266,9 +266,14 @@ class RulerPlugin:
         tr.section("RULER: effective context length")
         c = self.rs.config
         modes = [m for m in ("native", "mapreduce") if any(r.mode == m for r in self.results)]
+        grounding = ""
+        if "mapreduce" in modes:
+            from .mapreduce import grounding_summary
+
+            grounding = grounding_summary(r.mapreduce for r in self.results if r.mode == "mapreduce")
         for mode in modes:
             if len(modes) > 1:
-                tr.write_line(f"{'native' if mode == 'native' else 'map-reduce (LLM x MapReduce, chunked)'}:", bold=True)
+                tr.write_line("native:" if mode == "native" else f"map-reduce (LLM x MapReduce, chunked; {grounding}):", bold=True)
             for line in format_text(table3(self.report, mode)):
                 tr.write_line(line)
         tr.write_line(NOTATION)
@@ -289,7 +294,7 @@ class RulerPlugin:
             rescued = [x for x in self.report.get("mapreduce_vs_native", []) if x["rescued"]]
             if rescued:
                 cells = dict.fromkeys(f"{x['task']}@{format_length(x['length'])}" for x in rescued)
-                tr.write_line("map-reduce passes where native fails: " + ", ".join(cells))
+                tr.write_line(f"map-reduce passes where native fails ({grounding}): " + ", ".join(cells))
         tr.write_line(f"model {c.model} ({self.rs.backend}); haystack: {self.report['haystack_corpus']}")
         tr.write_line(f"threshold {c.threshold}; {sum(r.cached for r in self.results)} of {sum(r.samples for r in self.results)} predictions from the cache")
         for text, colour in self.verdict_lines:

@@ -105,6 +105,7 @@ class RulerSession:
     _engine_error: str | None = field(default=None, repr=False)
     _cache_off: bool = field(default=False, repr=False)
     warnings: list[str] = field(default_factory=list, repr=False)
+    context_limit: int | None = field(default=None, repr=False)  # the engine's context, when known without loading it
     notify: Any = field(default=None, repr=False)  # callable(line) set by the plugin
 
     # ---- lazily built parts -------------------------------------------------
@@ -314,6 +315,8 @@ class RulerSession:
         prepared = self._prepared.pop((task, length, seed), None) if isinstance(task, str) and samples is None else None
         spec, depths = (prepared[0], prepared[1]) if prepared else self._spec(task)
         task = spec.name
+        if self.context_limit is not None and length > self.context_limit and not prepared:
+            return self._over_length_result(spec, length, seed, samples or self.config.samples, threshold, started)
         label = f"{task}[{length}-seed{seed}]"
         upcoming = self._upcoming(task, length, seed)
         for item in upcoming:  # generated once: kept until that item runs
@@ -371,6 +374,13 @@ class RulerSession:
             depth_scores=depth_scores,
             error=error,
         )
+
+    def _over_length_result(self, spec: Any, length: int, seed: int, samples: int, threshold: float | None, started: float) -> ItemResult:
+        """An item whose every prompt would exceed the context: failed, and no prompt is built for it."""
+        reason = f"exceeds model context ({length} > {self.context_limit}): no prompt built"
+        return ItemResult(task=spec.name, length=length, seed=seed, mode="native", samples=samples, score=0.0,
+                          threshold=self.config.threshold_for(spec.name) if threshold is None else threshold, passed=False,
+                          nulls=samples, seconds=round(time.perf_counter() - started, 3), over_length=samples, reasons=(reason,))
 
     def errored_result(self, task: Any, length: int, seed: int, mode: str, error: str, seconds: float = 0.0, *,
                        samples: int | None = None, threshold: float | None = None) -> ItemResult:

@@ -179,3 +179,23 @@ def test_check_rescue_carries_the_grounding_label(pytester):
     assert "map-reduce passes where native fails (niah_single_1 at 8192); grounding: literal (hallucination filter only" in out
     assert "map-reduce grounding: none (no filter: records used as the model wrote them)" in out
     assert 'name="ruler_mapreduce_grounding" value="grounding: literal' in (pytester.path / "j.xml").read_text()
+
+
+@pytest.mark.slow
+def test_real_model_records_what_code_did_and_the_protocol_it_wrote(pytester):
+    """The embedded model (a real model, on CPU), held to a 2K window at 4K: whatever it
+    scores, the twin says how it was graded (grounding) and how often the model wrote the
+    protocol's fields, and the counts agree with the per-call records."""
+    args = ["-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-tasks=niah_multikey_2", "--ruler-lengths=4k",
+            "--ruler-samples=1", "--ruler-max-model-len=2048", "--ruler-mapreduce", "--ruler-mapreduce-chunk=1k",
+            "-k", "mapreduce", "--ruler-report=r.json", "--ruler-markdown=r.md"]
+    pytester.runpytest_subprocess(*args, timeout=900)
+    [twin] = [i for i in report(pytester)["items"] if i["mode"] == "mapreduce"]
+    mr = twin["mapreduce"]
+    maps = [c for c in twin["calls"] if c["stage"] == "map"]
+    assert mr["grounding"] == "literal" and len(maps) >= 4
+    comp = mr["compliance"]["map"]
+    assert comp["records"] == len(maps)
+    assert comp["four_fields"] == sum(c["parse"] == "ok" or c["parse"] == "unreadable Confidence Score" for c in maps)
+    assert comp["confidence"] == sum(c["confidence"] is not None for c in maps)
+    assert "Map-reduce grounding: literal" in (pytester.path / "r.md").read_text()

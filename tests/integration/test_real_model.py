@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-ARGS = ["-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=4"]
+ARGS = ["-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=hf", "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=4"]
 
 
 @pytest.mark.slow
@@ -30,7 +30,7 @@ def test_real_model_map_reduce_passes_where_its_window_fails(pytester):
     """The embedded model held to a 2K window: native 4K prompts are refused as
     over-length, while map-reduce over 1K chunks (each call verified to fit 2K)
     finds the passkey. The 16K/32K runs of the issue take minutes; see the README."""
-    args = ["-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-tasks=niah_single_1", "--ruler-lengths=4k",
+    args = ["-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=hf", "--ruler-tasks=niah_single_1", "--ruler-lengths=4k",
             "--ruler-samples=2", "--ruler-max-model-len=2048", "--ruler-mapreduce", "--ruler-mapreduce-chunk=1k", "--ruler-report=r.json"]
     result = pytester.runpytest_subprocess(*args, timeout=900)
     result.assert_outcomes(passed=1, failed=1)
