@@ -70,7 +70,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("mapreduce-overlap", "map-reduce: tokens repeated from one chunk at the start of the next", "0", metavar="N"),
     Option("mapreduce-rounds", "map-reduce: most collapse rounds before the least confident records are dropped", "3", metavar="N"),
     Option("mapreduce-window", "map-reduce: tokens one call may use, prompt + output (default: the engine's context)", metavar="LEN"),
-    Option("mapreduce-no-verify", "map-reduce: keep claims a chunk does not contain (the paper's prompts alone judge support)", flag=True),
+    Option("mapreduce-no-verify", "map-reduce: grounding none: keep claimed values not found in their chunk (default: grounding literal, a hallucination filter only)", flag=True),
+    Option("mapreduce-layout", "map-reduce: map prompt layout: question-last (default), example-first, format-last", metavar="NAME"),
     Option("require-mapreduce-effective-length", "gate for chunked inference: fail the run if the map-reduce effective length is below LEN", metavar="LEN"),
     Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", metavar="N"),
     Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
@@ -330,6 +331,7 @@ def build_config(config: Any) -> RulerConfig:
         window=parse_length(window, "--ruler-mapreduce-window") if window else None,
         parallel=_int("mapreduce-parallel", parallel) if parallel else None,
         verify=not bool(get("mapreduce-no-verify", False)),
+        layout=str(get("mapreduce-layout", "question-last")),
     ).validate()
     return RulerConfig(
         model=model,

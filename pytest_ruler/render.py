@@ -197,15 +197,17 @@ def _gate_line(report: Mapping[str, Any]) -> str | None:
     return f"- **Gate:** not decided (required {req_s}; effective length {eff_s})"
 
 
-def _grounding_lines(report: Mapping[str, Any]) -> list[str]:
-    """What code did to the model's records, and how often it wrote the protocol, per map-reduce item."""
+def _grounding_lines(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What code did to the model's records (a label, shown above the map-reduce Table 3),
+    and how often the model wrote the protocol, per map-reduce item (a table, shown below it)."""
     from .mapreduce import grounding_label
 
     its = _mode_items(report, "mapreduce")
     if not its:
-        return []
+        return [], []
     labels = sorted({grounding_label({"grounding": (it.get("mapreduce") or {}).get("grounding")}) for it in its})
-    lines = [f"**Map-reduce {label}.**" for label in labels] + [""]
+    head = [f"**Map-reduce {label}.**" for label in labels] + [""]
+    lines = ["Protocol compliance of the map records (the structured information protocol's four fields):", ""]
     lines.append(_row(["Task", "Length", "Strategy", "Grounding", "Map records", "All four fields", "With a confidence", "Parse failures", "Collapse calls"]))
     lines.append("|:---|---:|:---|:---|---:|---:|---:|---:|---:|")
     for it in sorted(its, key=lambda x: (x["task"], x["length"], x.get("seed", 0))):
@@ -215,7 +217,7 @@ def _grounding_lines(report: Mapping[str, Any]) -> list[str]:
         cells = [comp.get(k, "-") for k in ("records", "four_fields", "confidence", "parse_failures")]
         lines.append(_row([it["task"], format_length(int(it["length"])), mr.get("strategy") or "-", mr.get("grounding") or "-", *map(str, cells), str(collapse)]))
     lines.append("")
-    return lines
+    return head, lines
 
 
 def _items_line(report: Mapping[str, Any]) -> str | None:
@@ -381,13 +383,14 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = ()) ->
     for mode in modes:
         heading = "Effective context length" if mode == "native" else "Map-reduce (chunked inference)"
         lines += [f"## {heading}", ""]
-        if mode == "mapreduce":
-            lines += _grounding_lines(report)
+        grounding_head, grounding_table = _grounding_lines(report) if mode == "mapreduce" else ([], [])
+        lines += grounding_head
         lines += _table(report, mode)
         lines.append("")
         notes = _flag_notes(report, mode)
         if notes:
             lines += notes + [""]
+        lines += grounding_table
     if modes:
         thr = f" {threshold:g}" if threshold is not None else ""
         lines.append(

@@ -427,6 +427,8 @@ class RulerSession:
         stages: dict[str, int] = {}
         for c in calls:
             stages[c["stage"]] = stages.get(c["stage"], 0) + 1
+        failed = [c for c in calls if c["finish_reason"] == "error"]
+        error = f"{len(failed)} of {len(calls)} map-reduce engine calls got no answer: {failed[0]['output']}" if failed else None
         return ItemResult(
             task=task,
             length=length,
@@ -435,11 +437,12 @@ class RulerSession:
             samples=len(generated),
             score=round(score, 4),
             threshold=threshold,
-            passed=score >= threshold,
+            passed=score >= threshold and error is None,
             nulls=count_nulls(preds),
             seconds=round(time.perf_counter() - started, 3),
             over_length=sum(c["finish_reason"] == "over_length" for c in calls),
-            errors=sum(c["finish_reason"] == "error" for c in calls),
+            errors=len(failed),
+            error=error,
             cached=sum(all(c.cached for c in o.calls) and bool(o.calls) for o in outcomes),
             engine_calls=sum(not c["cached"] for c in calls),
             prompt_tokens=sum(c["prompt_tokens"] for c in calls),

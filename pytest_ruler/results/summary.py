@@ -89,5 +89,6 @@ def mapreduce_vs_native(results: Iterable[ItemResult]) -> list[dict[str, Any]]:
         n = native.get((r.task, r.length, r.seed)) if r.mode == "mapreduce" else None
         if n is not None:
             out.append({"task": r.task, "length": r.length, "seed": r.seed, "native": n.score, "mapreduce": r.score,
-                        "native_passed": n.passed, "mapreduce_passed": r.passed, "rescued": (not n.passed) and r.passed})
+                        "native_passed": n.passed, "mapreduce_passed": r.passed, "rescued": (not n.passed) and r.passed,
+                        "grounding": (r.mapreduce or {}).get("grounding")})
     return out

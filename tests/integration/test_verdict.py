@@ -128,6 +128,15 @@ def test_a_crashed_xdist_worker_leaves_an_errored_item(pytester, monkeypatch):
     assert "gate FAILED" in out and data["complete"] is True
 
 
+def test_map_reduce_calls_the_engine_could_not_answer_make_the_twin_errored(pytester):
+    run(pytester, *SCRIPTED, "--ruler-engine-option=mode=error", "--ruler-tasks=niah_single_1", "--ruler-lengths=2k", "--ruler-samples=1",
+        "--ruler-mapreduce", "--ruler-mapreduce-window=1k", "--ruler-report=r.json")
+    data = report(pytester)
+    twin = next(i for i in data["items"] if i["mode"] == "mapreduce")
+    assert "map-reduce engine calls got no answer" in twin["error"] and not twin["passed"]
+    assert data["summary"]["mapreduce"]["errors"] == 1
+
+
 def test_a_skipped_item_does_not_make_the_run_incomplete(pytester):
     result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,qa_1", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-report=r.json")
     result.assert_outcomes(passed=1, skipped=1)  # qa_1 has no SQuAD file here
