@@ -118,6 +118,7 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
     from .tasks import get_task
 
     config = session.config
+    session._context_checked = True
     for task in config.tasks:  # known from the length alone: the answer's tokens leave no room for a prompt
         need = get_task(task).tokens_to_generate
         short = [L for L in config.lengths if L <= need]

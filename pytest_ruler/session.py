@@ -106,6 +106,7 @@ class RulerSession:
     _cache_off: bool = field(default=False, repr=False)
     warnings: list[str] = field(default_factory=list, repr=False)
     context_limit: int | None = field(default=None, repr=False)  # the engine's context, when known without loading it
+    _context_checked: bool = field(default=False, repr=False)
     notify: Any = field(default=None, repr=False)  # callable(line) set by the plugin
 
     # ---- lazily built parts -------------------------------------------------
@@ -315,6 +316,14 @@ class RulerSession:
         prepared = self._prepared.pop((task, length, seed), None) if isinstance(task, str) and samples is None else None
         spec, depths = (prepared[0], prepared[1]) if prepared else self._spec(task)
         task = spec.name
+        if self.context_limit is None and not self._context_checked:  # an xdist worker: the controller checked, not us
+            self._context_checked = True
+            try:
+                from .preflight import _engine_context
+
+                self.context_limit = _engine_context(self)[0]
+            except Exception:  # unknown: the engine refuses over-length prompts itself
+                self.context_limit = None
         if self.context_limit is not None and length > self.context_limit and not prepared:
             return self._over_length_result(spec, length, seed, samples or self.config.samples, threshold, started)
         label = f"{task}[{length}-seed{seed}]"

@@ -268,11 +268,12 @@ def test_a_length_over_the_context_is_allowed_with_mapreduce(pytester):
     assert native["over_length"] == 1 and native["error"] is None  # the model cannot take it: a fail, not an error
 
 
-def test_preset_lengths_over_the_context_fail_without_building_a_prompt(pytester):
+@pytest.mark.parametrize("xdist", XDIST)
+def test_preset_lengths_over_the_context_fail_without_building_a_prompt(pytester, xdist):
     # the user typed no lengths: the smoke preset's 4K is over this context, which is a
     # result (the model cannot take it), said once at start, not a usage error
     result = run(pytester, *SCRIPTED, "--ruler-preset=smoke", "--ruler-tasks=niah_single_1", "--ruler-samples=2",
-                 "--ruler-engine-option=max_context=1500", "--ruler-report=r.json")
+                 "--ruler-engine-option=max_context=1500", "--ruler-report=r.json", *xdist)
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert out.count("4K exceeds smollm2-135m's context of 1500 tokens") == 1
