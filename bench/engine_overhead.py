@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from pytest_ruler.config import RulerConfig
+    from pytest_ruler.options import RulerConfig
     from pytest_ruler.engines import GenerationRequest
     from pytest_ruler.lengths import parse_length
-    from pytest_ruler.session import RulerSession
+    from pytest_ruler.run.session import RulerSession
     from pytest_ruler.tasks import generate_samples, get_task
 
     ap = argparse.ArgumentParser()

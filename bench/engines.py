@@ -36,12 +36,12 @@ SMOKE_TASKS = "niah_single_1,niah_single_2,niah_multikey_2,vt,fwe"
 
 def run_engine(ns: argparse.Namespace) -> dict:
     """In the child: build one engine, run every item, return the measurements."""
-    from pytest_ruler.chat import frame_for
+    from pytest_ruler.tasks.chat import frame_for
     from pytest_ruler.engines import EngineConfig, GenerationRequest, load_engine
     from pytest_ruler.lengths import parse_lengths
-    from pytest_ruler.scoring import get_metric
+    from pytest_ruler.results.scoring import get_metric
     from pytest_ruler.tasks import GenerationContext, generate_samples, get_task
-    from pytest_ruler.tokenizer import load_tokenizer
+    from pytest_ruler.tasks.tokenizer import load_tokenizer
 
     tok = load_tokenizer(ns.model)
     ctx = GenerationContext(tok, frame=frame_for("auto", tok))

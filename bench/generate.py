@@ -34,7 +34,7 @@ OFFLINE = ["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1",
 STARTUP = """
 import time, sys
 t0 = time.perf_counter()
-from pytest_ruler.tokenizer import load_tokenizer
+from pytest_ruler.tasks.tokenizer import load_tokenizer
 from pytest_ruler.tasks import GenerationContext, generate_samples
 tok = load_tokenizer('smollm2-135m')
 t1 = time.perf_counter()
@@ -71,7 +71,7 @@ def floor_seconds(tok, samples) -> float:
 def main() -> int:
     from pytest_ruler.lengths import parse_lengths
     from pytest_ruler.tasks import GenerationContext, generate_samples
-    from pytest_ruler.tokenizer import load_tokenizer
+    from pytest_ruler.tasks.tokenizer import load_tokenizer
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--lengths", default="4k,32k,128k")

@@ -265,9 +265,9 @@ def build_engine(args: argparse.Namespace, model: str):
 
 
 def run_item(engine, task: str, length: int, samples: int) -> dict[str, Any]:
-    from pytest_ruler.chat import frame_for
+    from pytest_ruler.tasks.chat import frame_for
     from pytest_ruler.engines import GenerationRequest
-    from pytest_ruler.scoring import count_nulls, get_metric
+    from pytest_ruler.results.scoring import count_nulls, get_metric
     from pytest_ruler.tasks import GenerationContext, generate_samples, get_task
 
     spec = get_task(task)
@@ -387,7 +387,7 @@ def pinning(args: argparse.Namespace, model: str | None, vllm_ok: bool) -> dict[
         result["status"] = "skipped"
         return result
     # the plugin's own slot arithmetic (what `pytest -n auto` workers gw0, gw1 pin to)
-    from pytest_ruler.gpus import gpu_slots, worker_devices
+    from pytest_ruler.engines.gpus import gpu_slots, worker_devices
 
     tp = max(1, args.tensor_parallel_size)
     result["auto_workers"] = gpu_slots(len(slots), tp)

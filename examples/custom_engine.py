@@ -7,7 +7,7 @@ in the prompt. Select it with --ruler-backend=echo-last-number (see conftest.py)
 import re
 
 from pytest_ruler.engines import Completion, check_context
-from pytest_ruler.tokenizer import load_tokenizer
+from pytest_ruler.tasks.tokenizer import load_tokenizer
 
 
 class EchoLastNumberEngine:

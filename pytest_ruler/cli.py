@@ -43,10 +43,10 @@ def _parse_arg(text: str) -> tuple[str, Any]:
 
 
 def _cmd_generate(ns: argparse.Namespace) -> int:
-    from .chat import frame_for
+    from .tasks.chat import frame_for
     from .lengths import parse_length
     from .tasks import GenerationContext, iter_samples, resolve_tasks
-    from .tokenizer import load_tokenizer
+    from .tasks.tokenizer import load_tokenizer
 
     length = parse_length(ns.length, "--length")
     specs = resolve_tasks(ns.task)
@@ -108,7 +108,7 @@ def _read_predictions(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def _cmd_score(ns: argparse.Namespace) -> int:
-    from .scoring import count_nulls, get_metric
+    from .results.scoring import count_nulls, get_metric
 
     if ns.metric:
         metric_name = ns.metric
@@ -132,7 +132,7 @@ def _cmd_score(ns: argparse.Namespace) -> int:
 
 
 def _cmd_download(ns: argparse.Namespace) -> int:
-    from .download import download
+    from .data.download import download
 
     path = download(ns.what, Path(ns.dest) if ns.dest else None)
     flag = {"essays": "--ruler-essays", "squad": "--ruler-squad", "hotpotqa": "--ruler-hotpotqa"}[ns.what]
@@ -141,7 +141,7 @@ def _cmd_download(ns: argparse.Namespace) -> int:
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
-    from .render import render_report
+    from .report.render import render_report
 
     _, written = render_report(ns.report, Path(ns.out) if ns.out else None, plots=not ns.no_plots)
     for path in written:
@@ -153,7 +153,7 @@ GATE_USAGE_ERROR = 4  # the plugin's exit codes: 0 passed, 1 failed, 2 not decid
 
 
 def _read_report(path: str, parameter: str) -> dict[str, Any]:
-    from .baseline import load_baseline
+    from .results.baseline import load_baseline
 
     try:
         return load_baseline(path)

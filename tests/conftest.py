@@ -11,7 +11,7 @@ DATA = Path(__file__).parent / "data"
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    from pytest_ruler.tokenizer import load_tokenizer
+    from pytest_ruler.tasks.tokenizer import load_tokenizer
 
     return load_tokenizer("smollm2-135m")
 

@@ -21,7 +21,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..tokenizer import Tokenizer
+from ..tasks.tokenizer import Tokenizer
 
 __all__ = [
     "Completion",

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
+from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 
 __all__ = ["HFEngine", "check_model", "converted_gguf_folder", "resolve_model"]

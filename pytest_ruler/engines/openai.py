@@ -75,7 +75,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
 from ..secrets import API_KEY_ENV
-from ..tokenizer import Tokenizer, load_tokenizer
+from ..tasks.tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 
 __all__ = ["API_KEY_ENV", "OpenAIEngine"]
@@ -374,7 +374,7 @@ class OpenAIEngine:
 
     def _chat_frame(self):
         try:
-            from ..chat import frame_for
+            from ..tasks.chat import frame_for
 
             frame = frame_for("auto", self.tokenizer)
         except Exception:  # a template we cannot render: chat mode sends whole prompts

@@ -33,7 +33,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tokenizer import load_tokenizer
+from ..tasks.tokenizer import load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 
 __all__ = ["ScriptedEngine", "know_nothing_answer", "oracle_answer", "record_oracle"]

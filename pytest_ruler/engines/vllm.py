@@ -44,7 +44,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tokenizer import Tokenizer, load_tokenizer
+from ..tasks.tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .vllm_model import (
     _cuda_device_count,

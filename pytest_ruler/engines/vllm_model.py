@@ -31,7 +31,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..tokenizer import EMBEDDED_ALIASES, cache_root, load_tokenizer
+from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, load_tokenizer
 from .base import EngineConfig
 from .vllm_options import (
     ALLOW_LONG_ENV,

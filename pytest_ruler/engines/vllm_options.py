@@ -76,7 +76,7 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
-from ..tokenizer import EMBEDDED_ALIASES, embedded_gguf_path
+from ..tasks.tokenizer import EMBEDDED_ALIASES, embedded_gguf_path
 from .base import EngineConfig, GenerationRequest
 
 __all__ = [

@@ -82,7 +82,7 @@ def gate(report: Mapping[str, Any], *, required: int | None = None, mapreduce_re
          baseline: Mapping[str, Any] | None = None, baseline_path: str | None = None,
          alpha: float = 0.05, test: str = "two-proportion-z") -> Verdict:
     """The verdict on a report (see the module docstring). ``baseline`` is an earlier report
-    (see :func:`pytest_ruler.baseline.load_baseline`); its cells are compared with this
+    (see :func:`pytest_ruler.results.baseline.load_baseline`); its cells are compared with this
     report's items that did not error."""
     verdict = Verdict(passed=True)
     for (mode, key, what), need in zip(_GATES, (required, mapreduce_required)):
@@ -96,7 +96,7 @@ def gate(report: Mapping[str, Any], *, required: int | None = None, mapreduce_re
             verdict.failures.append(g["reason"])
     items = [i for i in report.get("items", []) if i.get("error") is None]  # an errored item has no score to compare
     if baseline is not None and report.get("items"):
-        from ..baseline import compare, summarize_regressions
+        from .baseline import compare, summarize_regressions
 
         comparisons = compare(baseline, items, alpha=alpha, test=test)
         passed, lines = summarize_regressions(comparisons)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from ..aggregate import avg, effective_length, mean_over_tasks, wavg_dec, wavg_inc
+from .aggregate import avg, effective_length, mean_over_tasks, wavg_dec, wavg_inc
 from .item import ItemResult
 
 __all__ = ["cell_scores", "mapreduce_vs_native", "summarize_results"]

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ..errors import RulerUsageError
-from ..tokenizer import Tokenizer
+from .tokenizer import Tokenizer
 
 __all__ = [
     "BASE_FRAME",
@@ -254,7 +254,7 @@ class GenerationContext:
 
     def __post_init__(self) -> None:
         # data fetched by `pytest-ruler download` is used when no path is given
-        from ..download import data_file
+        from ..data.download import data_file
 
         for kind in ("essays", "squad", "hotpotqa"):
             if getattr(self, kind) is None:
@@ -268,7 +268,7 @@ class GenerationContext:
         return load_essays(self.essays)
 
     def qa_dataset(self, name: str):
-        from .qa_data import load_qa
+        from ..data.qa import load_qa
 
         path = {"squad": self.squad, "hotpotqa": self.hotpotqa}.get(name)
         if not path:

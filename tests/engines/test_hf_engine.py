@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ruler.chat import frame_for
+from pytest_ruler.tasks.chat import frame_for
 from pytest_ruler.engines import EngineConfig, GenerationRequest, describe_engine, load_engine
 from pytest_ruler.errors import RulerUsageError
-from pytest_ruler.scoring import string_match_all
+from pytest_ruler.results.scoring import string_match_all
 from pytest_ruler.tasks import GenerationContext, generate_samples
 
 

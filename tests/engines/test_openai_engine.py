@@ -299,7 +299,7 @@ def test_api_key_refused_names_the_variable_not_the_key(tokenizer, monkeypatch):
 
 
 def test_chat_fallback_when_completions_is_404(tokenizer):
-    from pytest_ruler.chat import frame_for
+    from pytest_ruler.tasks.chat import frame_for
 
     frame = frame_for("auto", tokenizer)
     user, prefix = "Remember 4821. What number?", " Answer: The number is"
@@ -348,7 +348,7 @@ def llama_server(tmp_path_factory):
     missing = launcher.missing_modules()
     if missing:
         pytest.skip(f"llama-cpp-python's server is not installed (missing {', '.join(missing)}): {launcher.INSTALL}")
-    from pytest_ruler.tokenizer import embedded_gguf_path
+    from pytest_ruler.tasks.tokenizer import embedded_gguf_path
 
     try:
         gguf = embedded_gguf_path("smollm2-135m")
@@ -371,8 +371,8 @@ def real_engine(llama_server, tokenizer):
 
 @pytest.mark.slow
 def test_real_server_retrieves_the_passkey_at_1k(real_engine, tokenizer):
-    from pytest_ruler.chat import frame_for
-    from pytest_ruler.scoring import string_match_all
+    from pytest_ruler.tasks.chat import frame_for
+    from pytest_ruler.results.scoring import string_match_all
     from pytest_ruler.tasks import GenerationContext, generate_samples
 
     # llama-cpp-python refuses token-id prompts (HTTP 500), so text is sent; and the
@@ -456,9 +456,9 @@ def vllm_server(tmp_path_factory):
 
 @pytest.mark.slow
 def test_vllm_server_reports_its_context_and_takes_token_ids(vllm_server, tokenizer):
-    from pytest_ruler.chat import frame_for
+    from pytest_ruler.tasks.chat import frame_for
     from pytest_ruler.engines.openai import OpenAIEngine
-    from pytest_ruler.scoring import string_match_all
+    from pytest_ruler.results.scoring import string_match_all
     from pytest_ruler.tasks import GenerationContext, generate_samples
 
     eng = OpenAIEngine(EngineConfig(model="smollm2-135m", backend="openai", base_url=vllm_server))

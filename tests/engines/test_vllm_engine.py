@@ -589,8 +589,8 @@ def test_real_engine_on_the_embedded_model(tokenizer):
     come back counted the same, the passkey comes out, an over-length prompt never
     reaches vLLM, and close() stops the engine-core process."""
     needs_vllm()
-    from pytest_ruler.chat import frame_for
-    from pytest_ruler.scoring import string_match_all
+    from pytest_ruler.tasks.chat import frame_for
+    from pytest_ruler.results.scoring import string_match_all
     from pytest_ruler.tasks import GenerationContext, generate_samples
 
     config = EngineConfig(model="smollm2-135m", backend="vllm")
@@ -641,8 +641,8 @@ def test_real_niah_single_1_at_2k():
     model), RULER_VLLM_TEST_MIN_SCORE (default 50), RULER_VLLM_TEST_GPU_MEM (default 0.5).
     """
     model = _real_vllm_model()
-    from pytest_ruler.chat import frame_for
-    from pytest_ruler.scoring import string_match_all
+    from pytest_ruler.tasks.chat import frame_for
+    from pytest_ruler.results.scoring import string_match_all
     from pytest_ruler.tasks import GenerationContext, generate_samples
 
     config = EngineConfig(

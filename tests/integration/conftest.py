@@ -5,7 +5,7 @@ process, so the ones a run may import are loaded here, before any run."""
 import numpy  # noqa: F401
 
 import pytest_ruler.engines.scripted  # noqa: F401
-import pytest_ruler.reporting  # noqa: F401
+import pytest_ruler.plugin.terminal  # noqa: F401
 import pytest_ruler.tasks  # noqa: F401
 
 try:  # optional: the [plot] extra
@@ -18,7 +18,7 @@ except ImportError:
 # The embedded tokenizer, loaded here with the real HOME: pytester points HOME at a
 # temporary folder, where a first load would convert the GGUF tokenizer through
 # transformers (importing torch inside the in-process run, which cannot be undone).
-from pytest_ruler.tokenizer import load_tokenizer  # noqa: E402
+from pytest_ruler.tasks.tokenizer import load_tokenizer  # noqa: E402
 
 load_tokenizer("smollm2-135m")
 load_tokenizer("smollm2-135m", trust_remote_code=False)  # the session calls it so: another lru_cache key

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("syrupy")
 
-from pytest_ruler.report import build_report  # noqa: E402
-from pytest_ruler.session import ItemResult  # noqa: E402
-from pytest_ruler.snapshot import RulerSummaryExtension, ruler_snapshot_data  # noqa: E402
+from pytest_ruler.report.build import build_report  # noqa: E402
+from pytest_ruler.run.session import ItemResult  # noqa: E402
+from pytest_ruler.report.snapshot import RulerSummaryExtension, ruler_snapshot_data  # noqa: E402
 
 SCORES = {("niah_single_1", 4096): 100.0, ("niah_single_1", 8192): 96.04, ("qa_1", 4096): 80.0, ("qa_1", 8192): 41.2}
 VOLATILE = ("seconds", "cached", "engine_calls", "failures", "reasons", "prompt_tokens", "errors", "over_length")
@@ -88,9 +88,9 @@ def test_extension_serializes_sorted_json():
 
 
 def test_nothing_imports_the_snapshot_module():
-    code = ("import sys, pytest_ruler, pytest_ruler.plugin, pytest_ruler.report, pytest_ruler.baseline, "
-            "pytest_ruler.reporting, pytest_ruler.cli; "
-            "print(sorted(m for m in ('pytest_ruler.snapshot', 'syrupy') if m in sys.modules))")
+    code = ("import sys, pytest_ruler, pytest_ruler.plugin, pytest_ruler.report.build, pytest_ruler.results.baseline, "
+            "pytest_ruler.plugin.terminal, pytest_ruler.cli; "
+            "print(sorted(m for m in ('pytest_ruler.report.snapshot', 'syrupy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
 
@@ -101,7 +101,7 @@ TEST_FILE = """
 import json
 from pathlib import Path
 
-from pytest_ruler.snapshot import RulerSummaryExtension
+from pytest_ruler.report.snapshot import RulerSummaryExtension
 
 
 def test_ruler_summary(snapshot):

@@ -387,8 +387,8 @@ def test_an_unusable_cache_folder_means_no_cache_and_one_warning(pytester):
 
 
 def test_samples_are_generated_in_the_batches_the_engine_consumes(monkeypatch, tmp_path):
-    from pytest_ruler import session as session_mod
-    from pytest_ruler.config import RulerConfig
+    from pytest_ruler.run import session as session_mod
+    from pytest_ruler.options import RulerConfig
     from pytest_ruler.engines.scripted import ScriptedEngine
 
     monkeypatch.setattr(session_mod, "SAMPLES_PER_CALL", 3)

@@ -106,7 +106,7 @@ def _tail(path: Path, n: int = 4000) -> str:
 
 
 if __name__ == "__main__":  # manual use: serve the embedded model until Ctrl-C
-    from pytest_ruler.tokenizer import embedded_gguf_path
+    from pytest_ruler.tasks.tokenizer import embedded_gguf_path
 
     target = sys.argv[1] if len(sys.argv) > 1 else embedded_gguf_path("smollm2-135m")
     with llama_cpp_server(target, alias="smollm2-135m") as url:

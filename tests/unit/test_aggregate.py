@@ -1,4 +1,4 @@
-"""Unit tests for pytest_ruler.aggregate, checked against the RULER paper's tables."""
+"""Unit tests for pytest_ruler.results.aggregate, checked against the RULER paper's tables."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ruler.aggregate import (
+from pytest_ruler.results.aggregate import (
     DEFAULT_THRESHOLD,
     LengthSummary,
     avg,

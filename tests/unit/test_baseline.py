@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ruler import baseline as bl
-from pytest_ruler.baseline import (
+from pytest_ruler.results import baseline as bl
+from pytest_ruler.results.baseline import (
     Comparison,
     Comparisons,
     compare,
@@ -332,7 +332,7 @@ def test_effective_length_drop_whole_summary_and_missing_modes():
 
 
 def test_effective_length_drop_accepts_length_summary():
-    from pytest_ruler.aggregate import summarize
+    from pytest_ruler.results.aggregate import summarize
 
     a = summarize({"t": {4096: 99.0, 8192: 95.0}})
     b = summarize({"t": {4096: 99.0, 8192: 50.0}})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
-from pytest_ruler.cache import PredictionCache, prediction_key
+from pytest_ruler.run.cache import PredictionCache, prediction_key
 from pytest_ruler.engines.base import Completion, GenerationRequest
 
 REQ = GenerationRequest("p", (1, 2, 3), 16)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import pytest_ruler.download as dl
-from pytest_ruler.download import (
+import pytest_ruler.data.download as dl
+from pytest_ruler.data.download import (
     DATA_FILES,
     DOWNLOAD_KINDS,
     ESSAY_HTML_NAMES,
@@ -27,7 +27,7 @@ from pytest_ruler.download import (
     essay_text_from_html,
 )
 from pytest_ruler.errors import RulerDataError, RulerUsageError
-from pytest_ruler.tasks.qa_data import load_hotpotqa, load_squad
+from pytest_ruler.data.qa import load_hotpotqa, load_squad
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

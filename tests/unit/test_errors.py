@@ -54,7 +54,7 @@ def test_bad_length_type(ctx):
 
 
 def test_unknown_tokenizer_name():
-    from pytest_ruler.tokenizer import load_tokenizer
+    from pytest_ruler.tasks.tokenizer import load_tokenizer
 
     with pytest.raises(RulerUsageError) as e:
         load_tokenizer("no-such-org/no-such-tokenizer-xyz")

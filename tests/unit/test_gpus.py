@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ruler.gpus import gpu_slots, pin_worker, tensor_parallel_size, visible_gpus, worker_cpus, worker_devices
+from pytest_ruler.engines.gpus import gpu_slots, pin_worker, tensor_parallel_size, visible_gpus, worker_cpus, worker_devices
 
 
 def test_visible_gpus_follow_the_callers_cuda_visible_devices():
@@ -121,7 +121,7 @@ def test_every_tp_source_reaches_slots_pinning_and_the_engine(source, pytester, 
 import os, json
 import pytest
 from pytest_ruler import plugin
-from pytest_ruler.config import build_config
+from pytest_ruler.options import build_config
 
 def pytest_configure(config):
     found = {

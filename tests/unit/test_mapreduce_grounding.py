@@ -21,9 +21,9 @@ import pytest
 from pytest_ruler.engines.base import Completion
 from pytest_ruler.engines.scripted import oracle_answer
 from pytest_ruler.mapreduce import MapReduceConfig, MapReducer, document_for
-from pytest_ruler.scoring import get_metric
+from pytest_ruler.results.scoring import get_metric
 from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_task
-from pytest_ruler.tokenizer import load_tokenizer
+from pytest_ruler.tasks.tokenizer import load_tokenizer
 
 VALUE = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b\d{7}\b")
 

@@ -9,7 +9,7 @@ from pytest_ruler.engines.scripted import oracle_answer
 from pytest_ruler.errors import RulerUsageError
 from pytest_ruler.mapreduce import Document, MapReduceConfig, MapReducer, STRATEGIES, document_for
 from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_task
-from pytest_ruler.tokenizer import load_tokenizer
+from pytest_ruler.tasks.tokenizer import load_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,7 @@ def test_bad_options_name_the_option():
 def test_each_offline_family_is_solved_when_per_chunk_records_are_right(tok, task):
     spec, samples, docs = _docs(tok, task, 8192, n=2)
     outcomes = MapReducer(FakeModel(oracle_answer), tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).run(docs)
-    from pytest_ruler.scoring import get_metric
+    from pytest_ruler.results.scoring import get_metric
 
     score = get_metric(spec.metric)([o.prediction for o in outcomes], [list(s.outputs) for s in samples])
     assert score == 100.0, [(o.prediction, s.outputs) for o, s in zip(outcomes, samples)]

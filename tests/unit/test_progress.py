@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 
-from pytest_ruler.progress import Progress
+from pytest_ruler.run.progress import Progress
 
 
 class Tty(io.StringIO):

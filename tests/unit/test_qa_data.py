@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_ruler.errors import RulerDataError, RulerUsageError
-from pytest_ruler.tasks.qa_data import (
+from pytest_ruler.data.qa import (
     QA_DATASETS,
     QADataset,
     QAItem,

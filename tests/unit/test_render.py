@@ -1,4 +1,4 @@
-"""pytest_ruler.render: Markdown and PNG output of a saved JSON report."""
+"""pytest_ruler.report.render: Markdown and PNG output of a saved JSON report."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from pytest_ruler.errors import RulerUsageError
-from pytest_ruler.render import format_effective_length, load_report, markdown, plot_scores, render_report
-from pytest_ruler.report import build_report, write_report
-from pytest_ruler.session import ItemResult
+from pytest_ruler.report.render import format_effective_length, load_report, markdown, plot_scores, render_report
+from pytest_ruler.report.build import build_report, write_report
+from pytest_ruler.run.session import ItemResult
 
 LENGTHS = [4096, 8192, 16384, 32768, 65536, 131072]
 PYDOC = "pydoc_data (CPython 3.11 pydoc topics, offline default; not the paper's Paul Graham essays)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ruler.aggregate import summarize
+from pytest_ruler.results.aggregate import summarize
 from pytest_ruler.results import ItemResult, gate, summarize_results
 
 LENGTHS = [1024, 2048, 4096, 8192]

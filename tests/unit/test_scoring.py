@@ -1,4 +1,4 @@
-"""Unit tests for pytest_ruler.scoring: RULER's post-processing and its two metrics."""
+"""Unit tests for pytest_ruler.results.scoring: RULER's post-processing and its two metrics."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ruler.errors import RulerUsageError
-from pytest_ruler.scoring import (
+from pytest_ruler.results.scoring import (
     METRICS,
     count_nulls,
     get_metric,

@@ -68,8 +68,8 @@ from numbers import Real
 from pathlib import Path
 from typing import Any
 
-from .errors import RulerUsageError
-from .lengths import format_length
+from ..errors import RulerUsageError
+from ..lengths import format_length
 
 __all__ = [
     "CORRECTIONS",

@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .cache import PredictionCache, prediction_key
-from .config import RulerConfig
-from .engines import Engine, EngineConfig, GenerationRequest, describe_engine, load_engine, resolve_backend
-from .engines.base import Completion
+from ..options import RulerConfig
+from ..engines import Engine, EngineConfig, GenerationRequest, describe_engine, load_engine, resolve_backend
+from ..engines.base import Completion
 from .progress import Progress
-from .results import ItemResult
-from .scoring import count_nulls, get_metric, sample_scorer
+from ..results import ItemResult
+from ..results.scoring import count_nulls, get_metric, sample_scorer
 
 __all__ = ["SAMPLES_PER_CALL", "EngineUnavailable", "ItemResult", "RulerSession", "one_line"]
 
@@ -57,7 +57,7 @@ class EngineUnavailable(RuntimeError):
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
     """An exception as one line: the RULER message for usage errors, else ``Type: message``."""
-    from .errors import RulerUsageError
+    from ..errors import RulerUsageError
 
     text = str(exc) if isinstance(exc, (RulerUsageError, EngineUnavailable)) else f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
@@ -133,7 +133,7 @@ class RulerSession:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from .tokenizer import load_tokenizer
+            from ..tasks.tokenizer import load_tokenizer
 
             self._tokenizer = load_tokenizer(self.config.tokenizer or self.config.model, trust_remote_code=self.config.trust_remote_code)
         return self._tokenizer
@@ -141,7 +141,7 @@ class RulerSession:
     @property
     def frame(self):
         if self._frame is None:
-            from .chat import frame_for
+            from ..tasks.chat import frame_for
 
             self._frame = frame_for(self.config.chat_template, self.tokenizer)
         return self._frame
@@ -149,7 +149,7 @@ class RulerSession:
     @property
     def generation_context(self):
         if self._gen_ctx is None:
-            from .tasks import GenerationContext
+            from ..tasks import GenerationContext
 
             c = self.config
             self._gen_ctx = GenerationContext(self.tokenizer, frame=self.frame, essays=c.essays, squad=c.squad, hotpotqa=c.hotpotqa)
@@ -211,7 +211,7 @@ class RulerSession:
 
     def data_missing(self, task: str) -> str | None:
         """Why a task cannot run here (missing QA data), or None."""
-        from .tasks import get_task
+        from ..tasks import get_task
 
         spec = get_task(task)
         if spec.family == "qa" and not getattr(self.generation_context, spec.args["dataset"]):
@@ -220,7 +220,7 @@ class RulerSession:
         return None
 
     def haystack_label(self, task: str) -> str:
-        from .tasks import haystack_label
+        from ..tasks import haystack_label
 
         return haystack_label(task, self.generation_context)
 
@@ -262,7 +262,7 @@ class RulerSession:
 
     def _spec(self, task: Any) -> tuple[Any, tuple[float, ...] | None]:
         """The task's spec, with the depth sweep of --ruler-depths applied where it has a depth."""
-        from .tasks import get_task
+        from ..tasks import get_task
 
         spec = get_task(task)
         depths = self.config.depths if "depth" in spec.args else None
@@ -276,7 +276,7 @@ class RulerSession:
 
     def _item_inputs(self, task: Any, length: int, seed: int, samples: int | None = None):
         """Every sample of an item at once (map-reduce twins and cross-item batching)."""
-        from .tasks import generate_samples
+        from ..tasks import generate_samples
 
         spec, depths = self._spec(task)
         generated = generate_samples(spec, length, samples=samples or self.config.samples, seed=seed, ctx=self.generation_context)
@@ -284,7 +284,7 @@ class RulerSession:
 
     def _sample_batches(self, spec: Any, length: int, seed: int, samples: int):
         """An item's samples, generated lazily, SAMPLES_PER_CALL at a time, with their requests."""
-        from .tasks import iter_samples
+        from ..tasks import iter_samples
 
         batch: list[Any] = []
         for sample in iter_samples(spec, length, samples=samples, seed=seed, ctx=self.generation_context):
@@ -418,8 +418,8 @@ class RulerSession:
         config: Any = None,
     ) -> ItemResult:
         """The map-reduce twin of an item: the same samples, answered by chunked inference."""
-        from .mapreduce import MapReduceConfig, MapReducer, document_for, grounding_mode
-        from .mapreduce.pipeline import compliance_total
+        from ..mapreduce import MapReduceConfig, MapReducer, document_for, grounding_mode
+        from ..mapreduce.pipeline import compliance_total
 
         started = time.perf_counter()
         mr_config = (config or self.config.mapreduce_config or MapReduceConfig()).validate()

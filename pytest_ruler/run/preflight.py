@@ -2,7 +2,7 @@
 
 ``check_start(session, pytest_config)`` runs in ``pytest_configure`` (on the
 controller of an xdist run, or the only process) after the options were
-parsed into a :class:`~pytest_ruler.config.RulerConfig`. Each check either
+parsed into a :class:`~pytest_ruler.options.RulerConfig`. Each check either
 passes or raises one :class:`~pytest_ruler.errors.RulerUsageError` naming the
 parameter, the value and the fix; the plugin turns it into pytest's
 ``ERROR: ...`` line and exit code 4. What is checked, cheapest first:
@@ -27,8 +27,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import RulerUsageError
-from .lengths import format_length
+from ..errors import RulerUsageError
+from ..lengths import format_length
 
 __all__ = ["check_output_path", "check_start"]
 
@@ -53,8 +53,8 @@ def check_output_path(parameter: str, path: Path | None, *, folder: bool = False
 
 
 def _check_data(config: Any) -> None:
-    from .tasks.haystack import load_essays
-    from .tasks.qa_data import load_hotpotqa, load_squad
+    from ..tasks.haystack import load_essays
+    from ..data.qa import load_hotpotqa, load_squad
 
     if config.essays:
         load_essays(config.essays)  # opened, decoded, shape-checked (enough prose)
@@ -67,7 +67,7 @@ def _check_data(config: Any) -> None:
 def _check_baseline(config: Any) -> None:
     if config.baseline is None:
         return
-    from .baseline import load_baseline
+    from ..results.baseline import load_baseline
 
     load_baseline(config.baseline)
 
@@ -101,7 +101,7 @@ def _check_prompting(session: Any) -> None:
 
 def _engine_context(session: Any) -> tuple[int | None, str]:
     """The engine's start-up check; returns its context length (or None) and where it came from."""
-    from .engines import _factory, resolve_backend
+    from ..engines import _factory, resolve_backend
 
     config = session.config
     factory = _factory(resolve_backend(config.backend))
@@ -115,7 +115,7 @@ def _engine_context(session: Any) -> tuple[int | None, str]:
 
 
 def _check_lengths(session: Any, context: int | None, source: str) -> None:
-    from .tasks import get_task
+    from ..tasks import get_task
 
     config = session.config
     session._context_checked = True

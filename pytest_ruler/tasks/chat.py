@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import RulerUsageError
-from .tasks.base import BASE_FRAME, Frame
+from ..errors import RulerUsageError
+from .base import BASE_FRAME, Frame
 from .tokenizer import Tokenizer
 
 __all__ = ["frame_for", "frame_from_template"]

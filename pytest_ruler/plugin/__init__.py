@@ -2,7 +2,7 @@
 
 Hooks only; each hands off to ``config``, ``gpus``, ``session``, ``items``,
 ``fixtures`` or ``reporting``. Nothing happens unless ``--ruler-model`` (or
-ini ``ruler_model``) is given: then a :class:`~pytest_ruler.reporting.RulerPlugin`
+ini ``ruler_model``) is given: then a :class:`~pytest_ruler.plugin.terminal.RulerPlugin`
 object holding the run's state is registered. Plain ``pytest`` is unchanged,
 and importing this module imports no torch, transformers or vllm.
 """
@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from .config import add_options, build_config, is_active
-from .errors import RulerUsageError
+from ..options import add_options, build_config, is_active
+from ..errors import RulerUsageError
 from .fixtures import ruler, ruler_mapreduce, ruler_session  # noqa: F401  (fixtures for user tests)
 from .items import RESULT_ATTR, SESSION_KEY
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
-    from . import newhooks
+    from . import hookspecs
 
-    pluginmanager.add_hookspecs(newhooks)
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -33,15 +33,15 @@ def pytest_addoption(parser: Any) -> None:
 
 def _tensor_parallel_size(config: Any) -> int:
     """GPUs per engine (option, ini key or engine option; see gpus.tensor_parallel_size)."""
-    from .config import _raw
-    from .gpus import tensor_parallel_size
+    from ..options import _raw
+    from ..engines.gpus import tensor_parallel_size
 
     return tensor_parallel_size(lambda name: _raw(config, name)) or 1  # build_config reports a bad value
 
 
 def _early_raw(early_config: Any, name: str) -> Any:
     """An option's raw value before the command line is fully parsed: known args, else ini."""
-    from .config import _dest
+    from ..options import _dest
 
     namespace = getattr(early_config, "known_args_namespace", None)
     value = getattr(namespace, _dest(name), None)
@@ -58,7 +58,7 @@ def _early_raw(early_config: Any, name: str) -> Any:
 def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list) -> None:
     # an xdist worker pins itself to its GPU slot before anything can import CUDA
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        from .gpus import pin_worker, tensor_parallel_size
+        from ..engines.gpus import pin_worker, tensor_parallel_size
 
         pin_worker(tensor_parallel_size(lambda name: _early_raw(early_config, name)) or 1)
 
@@ -66,13 +66,13 @@ def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list) ->
 @pytest.hookimpl(trylast=True)  # after the cacheprovider has set config.cache
 def pytest_configure(config: Any) -> None:
     config.addinivalue_line("markers", "ruler(task=None, lengths=None, samples=None, threshold=None, seed=0): a RULER check for the `ruler` fixture")
-    from .reporting import Registry
+    from .terminal import Registry
 
     config.hook.pytest_ruler_register(registry=Registry())
     if not is_active(config):
         return
-    from .reporting import RulerPlugin
-    from .session import RulerSession
+    from .terminal import RulerPlugin
+    from ..run.session import RulerSession
 
     try:
         rc = build_config(config)
@@ -81,7 +81,7 @@ def pytest_configure(config: Any) -> None:
             cache_dir = Path(config.cache.mkdir("ruler"))
         rs = RulerSession(rc, cache_dir)
         if not hasattr(config, "workerinput"):  # once per run: the controller (or the only process)
-            from .preflight import check_start
+            from ..run.preflight import check_start
 
             check_start(rs, config)
     except RulerUsageError as exc:
@@ -95,7 +95,7 @@ def pytest_xdist_auto_num_workers(config: Any) -> int | None:
     """``-n auto``: one worker per GPU slot (visible GPUs // tensor parallel size)."""
     if not is_active(config) or os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    from .gpus import gpu_slots, visible_gpus
+    from ..engines.gpus import gpu_slots, visible_gpus
 
     slots = gpu_slots(len(visible_gpus()), _tensor_parallel_size(config))
     return slots or None

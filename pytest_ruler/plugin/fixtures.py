@@ -30,8 +30,8 @@ from typing import Any, Iterable
 import pytest
 
 from .items import SESSION_KEY, record_result
-from .lengths import parse_length
-from .session import ItemResult, RulerSession
+from ..lengths import parse_length
+from ..run.session import ItemResult, RulerSession
 
 __all__ = ["MapReduceRunner", "RulerRunner", "ruler", "ruler_mapreduce", "ruler_session"]
 
@@ -97,7 +97,7 @@ class MapReduceRunner(RulerRunner):
     def _config(self, options: dict[str, Any]) -> Any:
         from dataclasses import replace
 
-        from .mapreduce import MapReduceConfig
+        from ..mapreduce import MapReduceConfig
 
         base = self.session.config.mapreduce_config or MapReduceConfig()
         if "chunk_tokens" in options:
@@ -129,7 +129,7 @@ class MapReduceRunner(RulerRunner):
         in every failure message and, on a pass, in the test's ``user_properties`` as
         ``ruler_mapreduce_grounding`` (junit XML shows it) and its captured output.
         """
-        from .mapreduce import grounding_label
+        from ..mapreduce import grounding_label
 
         native = self.native(task, length, samples=samples, seed=seed, threshold=threshold)
         chunked = self.run(task, length, samples=samples, seed=seed, threshold=threshold, **options)

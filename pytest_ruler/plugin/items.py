@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .session import ItemResult, RulerSession, one_line
+from ..run.session import ItemResult, RulerSession, one_line
 
 __all__ = ["RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "parse_item_name", "record_result"]
 

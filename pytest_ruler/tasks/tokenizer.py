@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .errors import RulerUsageError
+from ..errors import RulerUsageError
 
 __all__ = [
     "EMBEDDED_ALIASES",

@@ -3,7 +3,7 @@ new baseline the way syrupy users already know.
 
 Usage in a user's test::
 
-    from pytest_ruler.snapshot import RulerSummaryExtension
+    from pytest_ruler.report.snapshot import RulerSummaryExtension
 
     def test_ruler_scores(ruler_report, snapshot):   # any fixture giving the report dict
         assert ruler_report == snapshot(extension_class=RulerSummaryExtension)
@@ -33,7 +33,7 @@ from typing import Any
 
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from .errors import RulerUsageError
+from ..errors import RulerUsageError
 
 __all__ = ["RulerSummaryExtension", "ruler_snapshot_data"]
 

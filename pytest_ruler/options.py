@@ -276,7 +276,7 @@ def build_config(config: Any) -> RulerConfig:
     for task in thresholds:
         get_task(task)  # a misspelt task name is an error, not a silently unused threshold
     options = _engine_options(get("engine-option")) if get("engine-option") else {}
-    from .gpus import tensor_parallel_size
+    from .engines.gpus import tensor_parallel_size
 
     tp = tensor_parallel_size(get, strict=True)  # the one reader: also slot counting and worker pinning
     if tp is not None:

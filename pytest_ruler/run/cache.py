@@ -32,7 +32,7 @@ from array import array
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .engines.base import Completion, GenerationRequest, stable_json
+from ..engines.base import Completion, GenerationRequest, stable_json
 
 __all__ = ["CacheUnavailable", "PredictionCache", "prediction_key"]
 

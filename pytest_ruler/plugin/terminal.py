@@ -17,13 +17,13 @@ from typing import Any, Mapping
 
 import pytest
 
-from .errors import RulerUsageError
+from ..errors import RulerUsageError
 from .items import SESSION_KEY, make_items, parse_item_name
-from .lengths import format_length
-from .secrets import scrub
-from .results import ItemResult
-from .results.table import NOTATION, format_text, table3
-from .session import RulerSession, one_line
+from ..lengths import format_length
+from ..secrets import scrub
+from ..results import ItemResult
+from ..results.table import NOTATION, format_text, table3
+from ..run.session import RulerSession, one_line
 
 log = logging.getLogger("pytest_ruler")
 
@@ -55,12 +55,12 @@ class Registry:
     """What ``pytest_ruler_register`` hooks receive: add tasks and engines by name."""
 
     def task(self, spec: Any) -> Any:
-        from .tasks import register_task
+        from ..tasks import register_task
 
         return register_task(spec, replace=True)
 
     def engine(self, name: str, factory: Any) -> None:
-        from .engines import register_engine
+        from ..engines import register_engine
 
         register_engine(name, factory)
 
@@ -188,7 +188,7 @@ class RulerPlugin:
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         if self.is_worker:
             return
-        from .report import build_report, write_report
+        from ..report.build import build_report, write_report
 
         rs, c = self.rs, self.rs.config
         self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
@@ -230,26 +230,26 @@ class RulerPlugin:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _verdict(self, report: dict) -> Any:
-        from .results import gate
+        from ..results import gate
 
         c = self.rs.config
         baseline = None
         if c.baseline is not None:
-            from .baseline import load_baseline
+            from ..results.baseline import load_baseline
 
             baseline = load_baseline(c.baseline)
         return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                     baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha, test=c.baseline_test)
 
     def _write_markdown(self, report: dict) -> None:
-        from .render import markdown
+        from ..report.render import markdown
 
         path = self.rs.config.markdown
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(scrub(markdown(report)), encoding="utf-8")
 
     def _write_plots(self, report: dict) -> None:
-        from .render import plot_scores
+        from ..report.render import plot_scores
 
         plot_scores(report, self.rs.config.plots)
 
@@ -268,7 +268,7 @@ class RulerPlugin:
         modes = [m for m in ("native", "mapreduce") if any(r.mode == m for r in self.results)]
         grounding = ""
         if "mapreduce" in modes:
-            from .mapreduce import grounding_summary
+            from ..mapreduce import grounding_summary
 
             grounding = grounding_summary(r.mapreduce for r in self.results if r.mode == "mapreduce")
         for mode in modes:

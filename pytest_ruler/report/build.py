@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .results import ItemResult, mapreduce_vs_native, summarize_results
-from .secrets import scrub
+from ..results import ItemResult, mapreduce_vs_native, summarize_results
+from ..secrets import scrub
 
 __all__ = ["build_report", "mapreduce_vs_native", "summarize_results", "write_report"]
 

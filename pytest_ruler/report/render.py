@@ -35,9 +35,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import RulerUsageError
-from .lengths import format_length
-from .results.table import TASK_ORDER, format_effective_length
+from ..errors import RulerUsageError
+from ..lengths import format_length
+from ..results.table import TASK_ORDER, format_effective_length
 
 __all__ = [
     "SCHEMA",
@@ -200,7 +200,7 @@ def _gate_line(report: Mapping[str, Any]) -> str | None:
 def _grounding_lines(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """What code did to the model's records (a label, shown above the map-reduce Table 3),
     and how often the model wrote the protocol, per map-reduce item (a table, shown below it)."""
-    from .mapreduce import grounding_label
+    from ..mapreduce import grounding_label
 
     its = _mode_items(report, "mapreduce")
     if not its:
@@ -251,7 +251,7 @@ def _flag(items: Sequence[Mapping[str, Any]]) -> str:
 
 def _table(report: Mapping[str, Any], mode: str) -> list[str]:
     """Table 3 of one mode (the terminal's cells, from results.table3), with flags per cell."""
-    from .results.table import table3
+    from ..results.table import table3
 
     table = table3(report, mode)
     by_cell: dict[tuple[str, int], list[Mapping[str, Any]]] = {}

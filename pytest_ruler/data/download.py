@@ -219,7 +219,7 @@ class _Network(Exception):
 
 def default_data_dir() -> Path:
     """Folder for downloaded data: ``$RULER_DATA_DIR``, else ``data`` in the pytest-ruler cache."""
-    from .tokenizer import cache_root
+    from ..tasks.tokenizer import cache_root
 
     env = os.environ.get("RULER_DATA_DIR")
     return Path(env).expanduser() if env else cache_root() / "data"
@@ -411,7 +411,7 @@ def _digest(path: Path, algorithm: str) -> str:
 def _download_dataset(
     kind: str, urls: list[str], target: Path, *, verify: bool, timeout: float
 ) -> None:
-    from pytest_ruler.tasks.qa_data import load_qa  # the reader checks the format
+    from pytest_ruler.data.qa import load_qa  # the reader checks the format
 
     failures: list[tuple[str, Exception]] = []
     for url in urls:

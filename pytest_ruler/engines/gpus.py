@@ -37,8 +37,8 @@ def tensor_parallel_size(lookup: Callable[[str], Any], *, strict: bool = False) 
     value (the configuration does); otherwise a bad value reads as None (slot
     counting and pinning run before the configuration reports it).
     """
-    from .config import _engine_options, _int
-    from .errors import RulerUsageError
+    from ..options import _engine_options, _int
+    from ..errors import RulerUsageError
 
     try:
         raw = lookup("tensor-parallel-size")

@@ -1,0 +1,11 @@
+"""Running items, without pytest: the run's state, the prediction cache, start-up checks.
+
+Data flow::
+
+    RulerConfig ──► RulerSession (tokenizer, chat frame, engine, cache: built lazily)
+        item (task × length × seed) ──► run_item / run_mapreduce_item ──► ItemResult
+    preflight.check_start(session): every check that can fail before a model loads
+
+Modules: ``session`` (RulerSession), ``cache`` (PredictionCache), ``preflight``
+(check_start), ``progress`` (the per-item progress line).
+"""
