@@ -1,13 +1,23 @@
-"""RulerConfig: the run's settings, from command-line options and ini keys, validated once.
+"""The option spec: every ``--ruler-*`` option once, typed, and the RulerConfig built from it.
+
+Data flow::
+
+    OPTIONS (name, help, parser, default, target)
+        ├─► add_options(parser): the pytest options --ruler-<name> and ini keys ruler_<name>
+        └─► build_config(pytest_config): for each option, the command line, else the ini
+            key, else the preset, else the default, through the option's parser (which
+            names the parameter as the user wrote it, the value and the fix), into its
+            target: a RulerConfig field ("run"), a MapReduceConfig field ("mapreduce")
+            or an engine option ("engine"). Checks that span options run after.
 
 Every option ``--ruler-<name>`` is also an ini key ``ruler_<name>`` (the option
-wins). ``add_options(parser)`` declares both; ``build_config(pytest_config)``
-turns them into a frozen :class:`RulerConfig` or raises one
-:class:`~pytest_ruler.errors.RulerUsageError` naming the option, the value and
-the fix — before any model loads.
+wins); flags are typed bool ini keys, and every other ini value goes through the
+same parser as the option, so ``ruler_samples = many`` is refused like
+``--ruler-samples=many`` (the message names ``ruler_samples``). Nothing here
+loads a model; a bad value raises one :class:`~pytest_ruler.errors.RulerUsageError`.
 
-Public names: ``OPTIONS``, ``RulerConfig``, ``add_options``, ``build_config``,
-``is_active``.
+Public names: ``OPTIONS``, ``Option``, ``PRESETS``, ``RulerConfig``,
+``add_options``, ``build_config``, ``is_active``.
 """
 
 from __future__ import annotations
@@ -15,65 +25,207 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .errors import RulerUsageError
 from .lengths import parse_length, parse_lengths
 
-__all__ = ["OPTIONS", "PRESETS", "RulerConfig", "add_options", "build_config", "is_active"]
+__all__ = ["OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "build_config", "is_active"]
+
+Parser = Callable[[str, Any], Any]  # (the parameter as the user wrote it, the raw value) -> the typed value
+
+
+def _int(name: str, value: Any, minimum: int = 1) -> int:
+    """An integer >= minimum; ``name`` is an option name without ``--ruler-`` or a written parameter."""
+    where = name if name.startswith(("-", "ruler_")) else f"--ruler-{name}"
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise RulerUsageError(where, value, f"give an integer >= {minimum}") from None
+    if n < minimum:
+        raise RulerUsageError(where, value, f"give an integer >= {minimum}")
+    return n
+
+
+def integer(minimum: int = 1) -> Parser:
+    return lambda where, raw: _int(where, raw, minimum)
+
+
+def _text(where: str, raw: Any) -> str:
+    return str(raw)
+
+
+def _flag(where: str, raw: Any) -> bool:
+    return bool(raw)
+
+
+def _not_flag(where: str, raw: Any) -> bool:
+    return not bool(raw)
+
+
+def _path(where: str, raw: Any) -> Path:
+    return Path(str(raw)).expanduser()
+
+
+def _length(where: str, raw: Any) -> int:
+    return parse_length(raw, where)
+
+
+def _lengths(where: str, raw: Any) -> tuple[int, ...]:
+    return tuple(parse_lengths(str(raw), where))
+
+
+def _score(where: str, raw: Any) -> float:
+    try:
+        t = float(str(raw).strip())
+    except ValueError:
+        raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6") from None
+    if not 0 <= t <= 100:
+        raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6")
+    return t
+
+
+def _significance(where: str, raw: Any) -> float:
+    try:
+        alpha = float(raw)
+    except ValueError:
+        alpha = -1.0
+    if not 0 < alpha < 1:
+        raise RulerUsageError(where, raw, "give a significance level between 0 and 1, e.g. 0.05")
+    return alpha
+
+
+def _fraction(where: str, raw: Any) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise RulerUsageError(where, raw, "give a number, e.g. 0.9") from None
+
+
+def choice(*names: str) -> Parser:
+    def parse(where: str, raw: Any) -> str:
+        if str(raw) not in names:
+            raise RulerUsageError(where, raw, f"choose one of {', '.join(names)}")
+        return str(raw)
+
+    return parse
+
+
+def _json(where: str, raw: Any) -> Any:
+    try:
+        return json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        raise RulerUsageError(where, raw, "give a JSON object, e.g. '{\"max_position_embeddings\": 65536}'") from None
+
+
+def _seeds(where: str, value: Any) -> tuple[int, ...]:
+    text = str(value).strip()
+    if "," not in text:
+        return tuple(range(_int(where, text)))
+    seeds = [_int(where, part, minimum=0) for part in text.split(",") if part.strip()]
+    if not seeds:
+        raise RulerUsageError(where, value, "give a count N (seeds 0..N-1) or a comma list like 0,1,7")
+    return tuple(dict.fromkeys(seeds))
+
+
+def _depths(where: str, value: Any) -> tuple[float, ...]:
+    out = []
+    for part in str(value).split(","):
+        if not part.strip():
+            continue
+        try:
+            d = float(part.strip().rstrip("%"))
+        except ValueError:
+            raise RulerUsageError(where, value, "give depths as fractions of the context, e.g. 0,0.25,0.5,0.75,1") from None
+        d = d / 100 if d > 1 else d
+        if not 0 <= d <= 1:
+            raise RulerUsageError(where, value, "depths are fractions in [0, 1] (or percentages up to 100)")
+        out.append(d)
+    if not out:
+        raise RulerUsageError(where, value, "give at least one depth, e.g. 0,0.5,1")
+    return tuple(dict.fromkeys(out))
+
+
+def _parse_value(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _engine_options(values: Any, where: str = "--ruler-engine-option") -> dict[str, Any]:
+    items: list[str] = []
+    for v in values if isinstance(values, list) else [values]:
+        items += [p for p in str(v).split(",") if p.strip()] if "{" not in str(v) else [str(v)]
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise RulerUsageError(where, item, "write KEY=VALUE, e.g. --ruler-engine-option=enforce_eager=true")
+        k, v = item.split("=", 1)
+        out[k.strip()] = _parse_value(v.strip())
+    return out
 
 
 @dataclass(frozen=True)
 class Option:
+    """One ``--ruler-<name>`` option and its ini key ``ruler_<name>``."""
+
     name: str  # without the --ruler- prefix
     help: str
-    default: Any = None
+    parse: Parser = _text
+    default: Any = None  # the raw default, as a user would write it (shown in --help)
     flag: bool = False
     metavar: str | None = None
+    target: str = "run"  # run: a RulerConfig field; mapreduce: a MapReduceConfig field; engine: an engine option
+    key: str | None = None  # the field or engine option it sets (default: the name with underscores)
+
+    @property
+    def field_name(self) -> str:
+        return self.key or self.name.replace("-", "_")
 
 
 OPTIONS: tuple[Option, ...] = (
     Option("model", "model to test: HF id, local folder, .gguf file or alias (smollm2-135m); activates the suite", metavar="NAME"),
-    Option("backend", "engine: auto (vllm with a GPU, else hf), hf, vllm, openai, or a registered name", "auto"),
+    Option("backend", "engine: auto (vllm with a GPU, else hf), hf, vllm, openai, or a registered name", default="auto"),
     Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY)", metavar="URL"),
     Option("tokenizer", "tokenizer for the length budget (default: the model's own)", metavar="NAME"),
     Option("tasks", "RULER task names, globs (niah_*) or all, comma-separated (default: the preset's)", metavar="LIST"),
-    Option("lengths", "target lengths in tokens, e.g. 4k,8k,16384 (k = 1024; default: the preset's)", metavar="LIST"),
-    Option("samples", "samples per item (default: the preset's)", metavar="N"),
-    Option("seeds", "seeds: a count N (0..N-1) or a comma list", "1", metavar="N|LIST"),
-    Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", metavar="LIST"),
-    Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), paper (13 tasks, 4K-128K, 500 samples)", "ci", metavar="smoke|ci|paper"),
-    Option("threshold", "pass mark (0-100) for items and effective length", "85.6", metavar="SCORE"),
-    Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", metavar="LEN"),
-    Option("baseline", "earlier JSON report: fail on a statistically significant drop", metavar="PATH"),
-    Option("baseline-alpha", "significance level of the baseline comparison", "0.05", metavar="ALPHA"),
-    Option("baseline-test", "baseline test: two-proportion-z or fisher (one-sided, Holm-corrected)", "two-proportion-z"),
-    Option("report", "write the JSON report here", metavar="PATH"),
-    Option("markdown", "write the Markdown table here", metavar="PATH"),
-    Option("plots", "write PNG plots (score vs length; depth x length) into this folder", metavar="DIR"),
-    Option("chat-template", "auto (the model's own), none (RULER's base template) or a Jinja file", "auto", metavar="auto|none|PATH"),
-    Option("cache-dir", "prediction cache folder (default: inside pytest's cache dir)", metavar="DIR"),
-    Option("no-cache", "do not read or write the prediction cache", flag=True),
-    Option("only", "run only the RULER items, not the other collected tests", flag=True),
-    Option("max-model-len", "raise the engine's context limit explicitly (prompts are never truncated)", metavar="LEN"),
-    Option("dtype", "model dtype: auto, float32, bfloat16, float16", "auto"),
-    Option("device", "hf engine device: auto, cpu, cuda, cuda:N", "auto"),
-    Option("batch-size", "requests per engine batch (hf: default 4 on CPU, 8 on CUDA)", metavar="N"),
-    Option("batch-items", "send the prompts of up to N upcoming items of the same length to the engine in one call (without xdist)", "1", metavar="N"),
-    Option("trust-remote-code", "allow the model's own code from the Hub to run (off by default)", flag=True),
-    Option("engine-option", "back-end option KEY=VALUE, repeatable or comma-separated (e.g. tensor_parallel_size=2)", metavar="KEY=VALUE"),
-    Option("tensor-parallel-size", "vllm: GPUs per engine", metavar="N"),
-    Option("gpu-memory-utilization", "vllm: fraction of GPU memory for the engine", metavar="F"),
-    Option("hf-overrides", "vllm: JSON overrides of the model config (context extension, e.g. rope scaling)", metavar="JSON"),
-    Option("mapreduce", "also run each item through LLM x MapReduce chunked inference (a twin item, mode mapreduce)", flag=True),
-    Option("mapreduce-chunk", "map-reduce: document tokens per chunk", "2k", metavar="LEN"),
-    Option("mapreduce-overlap", "map-reduce: tokens repeated from one chunk at the start of the next", "0", metavar="N"),
-    Option("mapreduce-rounds", "map-reduce: most collapse rounds before the least confident records are dropped", "3", metavar="N"),
-    Option("mapreduce-window", "map-reduce: tokens one call may use, prompt + output (default: the engine's context)", metavar="LEN"),
-    Option("mapreduce-no-verify", "map-reduce: grounding none: keep claimed values not found in their chunk (default: grounding literal, a hallucination filter only)", flag=True),
-    Option("mapreduce-layout", "map-reduce: map prompt layout: question-last (default), example-first, format-last", metavar="NAME"),
-    Option("require-mapreduce-effective-length", "gate for chunked inference: fail the run if the map-reduce effective length is below LEN", metavar="LEN"),
-    Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", metavar="N"),
+    Option("lengths", "target lengths in tokens, e.g. 4k,8k,16384 (k = 1024; default: the preset's)", _lengths, metavar="LIST"),
+    Option("samples", "samples per item (default: the preset's)", integer(1), metavar="N"),
+    Option("seeds", "seeds: a count N (0..N-1) or a comma list", _seeds, "1", metavar="N|LIST"),
+    Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", _depths, metavar="LIST"),
+    Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), paper (13 tasks, 4K-128K, 500 samples)", choice("smoke", "ci", "paper"), "ci", metavar="smoke|ci|paper"),
+    Option("threshold", "pass mark (0-100) for items and effective length", _score, "85.6", metavar="SCORE"),
+    Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", _length, metavar="LEN", key="required_effective_length"),
+    Option("baseline", "earlier JSON report: fail on a statistically significant drop", _path, metavar="PATH"),
+    Option("baseline-alpha", "significance level of the baseline comparison", _significance, "0.05", metavar="ALPHA"),
+    Option("baseline-test", "baseline test: two-proportion-z or fisher (one-sided, Holm-corrected)", choice("two-proportion-z", "fisher"), "two-proportion-z"),
+    Option("report", "write the JSON report here", _path, metavar="PATH"),
+    Option("markdown", "write the Markdown table here", _path, metavar="PATH"),
+    Option("plots", "write PNG plots (score vs length; depth x length) into this folder", _path, metavar="DIR"),
+    Option("chat-template", "auto (the model's own), none (RULER's base template) or a Jinja file", default="auto", metavar="auto|none|PATH"),
+    Option("cache-dir", "prediction cache folder (default: inside pytest's cache dir)", _path, metavar="DIR"),
+    Option("no-cache", "do not read or write the prediction cache", _flag, flag=True),
+    Option("only", "run only the RULER items, not the other collected tests", _flag, flag=True),
+    Option("max-model-len", "raise the engine's context limit explicitly (prompts are never truncated)", _length, metavar="LEN"),
+    Option("dtype", "model dtype: auto, float32, bfloat16, float16", default="auto"),
+    Option("device", "hf engine device: auto, cpu, cuda, cuda:N", default="auto"),
+    Option("batch-size", "requests per engine batch (hf: default 4 on CPU, 8 on CUDA)", integer(1), metavar="N"),
+    Option("batch-items", "send the prompts of up to N upcoming items of the same length to the engine in one call (without xdist)", integer(1), "1", metavar="N"),
+    Option("trust-remote-code", "allow the model's own code from the Hub to run (off by default)", _flag, flag=True),
+    Option("engine-option", "back-end option KEY=VALUE, repeatable or comma-separated (e.g. tensor_parallel_size=2)", lambda where, raw: _engine_options(raw, where), metavar="KEY=VALUE", key="engine_options"),
+    Option("tensor-parallel-size", "vllm: GPUs per engine", integer(1), metavar="N", target="engine"),
+    Option("gpu-memory-utilization", "vllm: fraction of GPU memory for the engine", _fraction, metavar="F", target="engine"),
+    Option("hf-overrides", "vllm: JSON overrides of the model config (context extension, e.g. rope scaling)", _json, metavar="JSON", target="engine"),
+    Option("mapreduce", "also run each item through LLM x MapReduce chunked inference (a twin item, mode mapreduce)", _flag, flag=True),
+    Option("mapreduce-chunk", "map-reduce: document tokens per chunk", _length, "2k", metavar="LEN", target="mapreduce", key="chunk_tokens"),
+    Option("mapreduce-overlap", "map-reduce: tokens repeated from one chunk at the start of the next", integer(0), "0", metavar="N", target="mapreduce", key="overlap"),
+    Option("mapreduce-rounds", "map-reduce: most collapse rounds before the least confident records are dropped", integer(0), "3", metavar="N", target="mapreduce", key="max_rounds"),
+    Option("mapreduce-window", "map-reduce: tokens one call may use, prompt + output (default: the engine's context)", _length, metavar="LEN", target="mapreduce", key="window"),
+    Option("mapreduce-no-verify", "map-reduce: grounding none: keep claimed values not found in their chunk (default: grounding literal, a hallucination filter only)", _not_flag, flag=True, target="mapreduce", key="verify"),
+    Option("mapreduce-layout", "map-reduce: map prompt layout: question-last (default), example-first, format-last", metavar="NAME", target="mapreduce", key="layout"),
+    Option("require-mapreduce-effective-length", "gate for chunked inference: fail the run if the map-reduce effective length is below LEN", _length, metavar="LEN", key="required_mapreduce_effective_length"),
+    Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", integer(1), metavar="N", target="mapreduce", key="parallel"),
     Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
     Option("squad", "SQuAD v2 dev JSON for qa_1", metavar="PATH"),
     Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2", metavar="PATH"),
@@ -107,12 +259,19 @@ def add_options(parser: Any) -> None:
     parser.addini("ruler_task_thresholds", "per-task pass marks, one 'task = score' per line", type="linelist", default=[])
 
 
-def _raw(config: Any, name: str) -> Any:
+def _lookup(config: Any, name: str) -> tuple[Any, str]:
+    """An option's raw value and where it came from (``--ruler-<name>`` or the ini key), or (None, option)."""
     value = config.getoption(_dest(name))
-    if value is None or value == []:
-        ini = config.getini(_dest(name))
-        value = ini if ini not in (None, "", []) else None
-    return value
+    if value is not None and value != []:
+        return value, f"--ruler-{name}"
+    ini = config.getini(_dest(name))
+    if ini not in (None, "", [], False):
+        return ini, _dest(name)
+    return None, f"--ruler-{name}"
+
+
+def _raw(config: Any, name: str) -> Any:
+    return _lookup(config, name)[0]
 
 
 def is_active(config: Any) -> bool:
@@ -163,79 +322,10 @@ class RulerConfig:
         return self.task_thresholds.get(task, self.threshold)
 
 
-def _int(name: str, value: Any, minimum: int = 1) -> int:
-    try:
-        n = int(str(value).strip())
-    except ValueError:
-        raise RulerUsageError(f"--ruler-{name}", value, f"give an integer >= {minimum}") from None
-    if n < minimum:
-        raise RulerUsageError(f"--ruler-{name}", value, f"give an integer >= {minimum}")
-    return n
-
-
-def _threshold(name: str, value: Any) -> float:
-    try:
-        t = float(str(value).strip())
-    except ValueError:
-        raise RulerUsageError(name, value, "give a score between 0 and 100, e.g. 85.6") from None
-    if not 0 <= t <= 100:
-        raise RulerUsageError(name, value, "give a score between 0 and 100, e.g. 85.6")
-    return t
-
-
-def _seeds(value: Any) -> tuple[int, ...]:
-    text = str(value).strip()
-    if "," not in text:
-        return tuple(range(_int("seeds", text)))
-    seeds = []
-    for part in text.split(","):
-        if part.strip():
-            seeds.append(_int("seeds", part, minimum=0))
-    if not seeds:
-        raise RulerUsageError("--ruler-seeds", value, "give a count N (seeds 0..N-1) or a comma list like 0,1,7")
-    return tuple(dict.fromkeys(seeds))
-
-
-def _depths(value: Any) -> tuple[float, ...]:
-    out = []
-    for part in str(value).split(","):
-        if not part.strip():
-            continue
-        try:
-            d = float(part.strip().rstrip("%"))
-        except ValueError:
-            raise RulerUsageError("--ruler-depths", value, "give depths as fractions of the context, e.g. 0,0.25,0.5,0.75,1") from None
-        d = d / 100 if d > 1 else d
-        if not 0 <= d <= 1:
-            raise RulerUsageError("--ruler-depths", value, "depths are fractions in [0, 1] (or percentages up to 100)")
-        out.append(d)
-    if not out:
-        raise RulerUsageError("--ruler-depths", value, "give at least one depth, e.g. 0,0.5,1")
-    return tuple(dict.fromkeys(out))
-
-
-def _parse_value(raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-
-
-def _engine_options(values: Any) -> dict[str, Any]:
-    items: list[str] = []
-    for v in values if isinstance(values, list) else [values]:
-        items += [p for p in str(v).split(",") if p.strip()] if "{" not in str(v) else [str(v)]
-    out: dict[str, Any] = {}
-    for item in items:
-        if "=" not in item:
-            raise RulerUsageError("--ruler-engine-option", item, "write KEY=VALUE, e.g. --ruler-engine-option=enforce_eager=true")
-        k, v = item.split("=", 1)
-        out[k.strip()] = _parse_value(v.strip())
-    return out
-
-
 def _task_thresholds(config: Any) -> dict[str, float]:
     """Per-task pass marks from the ini key ``ruler_task_thresholds`` (``task = score`` per line)."""
+    from .tasks import get_task
+
     out: dict[str, float] = {}
     for line in config.getini("ruler_task_thresholds") or []:
         if not line.strip():
@@ -244,131 +334,55 @@ def _task_thresholds(config: Any) -> dict[str, float]:
         if sep not in line:
             raise RulerUsageError("ruler_task_thresholds", line, "write one 'task = score' per line, e.g. cwe = 70")
         task, raw = (p.strip() for p in line.split(sep, 1))
-        out[task] = _threshold(f"ruler_task_thresholds[{task}]", raw)
+        get_task(task)  # a misspelt task name is an error, not a silently unused threshold
+        out[task] = _score(f"ruler_task_thresholds[{task}]", raw)
     return out
+
+
+def read_options(config: Any) -> dict[str, Any]:
+    """Every option's typed value (None when unset and without default): command line, ini, preset, default."""
+    preset_raw, where = _lookup(config, "preset")
+    preset = PRESETS[choice(*PRESETS)(where, preset_raw or "ci")]
+    values: dict[str, Any] = {}
+    for opt in OPTIONS:
+        raw, where = _lookup(config, opt.name)
+        if raw is None:
+            raw = preset.get(opt.name, opt.default)
+        values[opt.name] = None if raw is None else opt.parse(where, raw)
+    return values
 
 
 def build_config(config: Any) -> RulerConfig:
     """Read options and ini keys into a validated RulerConfig (raises RulerUsageError)."""
+    from .engines import resolve_backend
+    from .engines.gpus import tensor_parallel_size
+    from .mapreduce import MapReduceConfig
     from .tasks import resolve_tasks
 
-    preset_name = str(_raw(config, "preset") or "ci")
-    if preset_name not in PRESETS:
-        raise RulerUsageError("--ruler-preset", preset_name, f"choose one of {', '.join(PRESETS)}")
-    preset = PRESETS[preset_name]
-
-    def get(name: str, default: Any = None) -> Any:
-        value = _raw(config, name)
-        if value is None:
-            value = preset.get(name, default)
-        return value
-
-    model = str(get("model"))
-    tasks = tuple(t.name for t in resolve_tasks(str(get("tasks", "all"))))
-    lengths = tuple(parse_lengths(str(get("lengths", "4k")), "--ruler-lengths"))
-    samples = _int("samples", get("samples", "10"))
-    seeds = _seeds(get("seeds", "1"))
-    depths = _depths(get("depths")) if get("depths") else None
-    threshold = _threshold("--ruler-threshold", get("threshold", "85.6"))
-    thresholds = _task_thresholds(config)
-    from .tasks import get_task
-
-    for task in thresholds:
-        get_task(task)  # a misspelt task name is an error, not a silently unused threshold
-    options = _engine_options(get("engine-option")) if get("engine-option") else {}
-    from .engines.gpus import tensor_parallel_size
-
-    tp = tensor_parallel_size(get, strict=True)  # the one reader: also slot counting and worker pinning
+    values = read_options(config)
+    run = {o.field_name: values[o.name] for o in OPTIONS if o.target == "run" and values[o.name] is not None}
+    engine = dict(values["engine-option"] or {})
+    engine.update({o.field_name: values[o.name] for o in OPTIONS if o.target == "engine" and values[o.name] is not None})
+    tp = tensor_parallel_size(lambda name: _raw(config, name), strict=True)  # the one reader: also slot counting and worker pinning
     if tp is not None:
-        options["tensor_parallel_size"] = tp
-    for name, key, conv in (
-        ("gpu-memory-utilization", "gpu_memory_utilization", float),
-        ("hf-overrides", "hf_overrides", lambda v: json.loads(v) if isinstance(v, str) else v),
-    ):
-        raw = get(name)
-        if raw is not None:
-            try:
-                options[key] = conv(raw)
-            except (ValueError, json.JSONDecodeError):
-                raise RulerUsageError(f"--ruler-{name}", raw, "see `pytest --help` for the expected form") from None
-    chat = str(get("chat-template", "auto"))
+        engine["tensor_parallel_size"] = tp
+    mapreduce = MapReduceConfig(**{o.field_name: values[o.name] for o in OPTIONS if o.target == "mapreduce" and values[o.name] is not None}).validate()
+    # checks that span options, or look at files and registries
+    resolve_backend(run["backend"])  # unknown names are refused here, before anything loads
+    if run["backend"] == "openai" and not run.get("base_url"):
+        raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
+    chat = run["chat_template"]
     if chat not in ("auto", "none", "base") and not Path(chat).expanduser().is_file():
         raise RulerUsageError("--ruler-chat-template", chat, "use auto (the model's own), none (base prompts) or a path to a Jinja file")
-    report = get("report")
-    required = get("require-effective-length")
-    baseline = get("baseline")
-    if baseline and not Path(str(baseline)).expanduser().is_file():
-        raise RulerUsageError("--ruler-baseline", baseline, "no such file; pass a JSON report written earlier with --ruler-report")
-    alpha = get("baseline-alpha", "0.05")
-    try:
-        alpha_f = float(alpha)
-    except ValueError:
-        alpha_f = -1.0
-    if not 0 < alpha_f < 1:
-        raise RulerUsageError("--ruler-baseline-alpha", alpha, "give a significance level between 0 and 1, e.g. 0.05")
-    test = str(get("baseline-test", "two-proportion-z"))
-    if test not in ("two-proportion-z", "fisher"):
-        raise RulerUsageError("--ruler-baseline-test", test, "choose two-proportion-z or fisher")
-    cache_dir = get("cache-dir")
-    max_len = get("max-model-len")
-    batch = get("batch-size")
-    backend = str(get("backend", "auto"))
-    from .engines import resolve_backend
-
-    resolve_backend(backend)  # unknown names are refused here, before anything loads
-    base_url = get("base-url")
-    if backend == "openai" and not base_url:
-        raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
-    from .mapreduce import MapReduceConfig
-
-    window = get("mapreduce-window")
-    parallel = get("mapreduce-parallel")
-    required_mr = get("require-mapreduce-effective-length")
-    mr_config = MapReduceConfig(
-        chunk_tokens=parse_length(get("mapreduce-chunk", "2k"), "--ruler-mapreduce-chunk"),
-        overlap=_int("mapreduce-overlap", get("mapreduce-overlap", "0"), minimum=0),
-        max_rounds=_int("mapreduce-rounds", get("mapreduce-rounds", "3"), minimum=0),
-        window=parse_length(window, "--ruler-mapreduce-window") if window else None,
-        parallel=_int("mapreduce-parallel", parallel) if parallel else None,
-        verify=not bool(get("mapreduce-no-verify", False)),
-        layout=str(get("mapreduce-layout", "question-last")),
-    ).validate()
-    return RulerConfig(
-        model=model,
-        backend=backend,
-        base_url=str(base_url) if base_url else None,
-        tokenizer=get("tokenizer"),
-        tasks=tasks,
-        lengths=lengths,
+    if run.get("baseline") is not None and not run["baseline"].is_file():
+        raise RulerUsageError("--ruler-baseline", _raw(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
+    run.update(
+        model=str(run["model"]),
+        tasks=tuple(t.name for t in resolve_tasks(str(run.get("tasks", "all")))),
         lengths_given=_raw(config, "lengths") is not None,
-        samples=samples,
-        seeds=seeds,
-        depths=depths,
-        threshold=threshold,
-        task_thresholds=thresholds,
-        preset=preset_name,
-        required_effective_length=parse_length(required, "--ruler-require-effective-length") if required else None,
-        baseline=Path(str(baseline)).expanduser() if baseline else None,
-        baseline_alpha=alpha_f,
-        baseline_test=test,
-        report=Path(report) if report else None,
-        markdown=Path(get("markdown")) if get("markdown") else None,
-        plots=Path(get("plots")) if get("plots") else None,
-        chat_template=chat,
-        cache_dir=Path(cache_dir) if cache_dir else None,
-        no_cache=bool(get("no-cache", False)),
-        only=bool(get("only", False)),
-        max_model_len=parse_length(max_len, "--ruler-max-model-len") if max_len else None,
-        dtype=str(get("dtype", "auto")),
-        device=str(get("device", "auto")),
-        batch_size=_int("batch-size", batch) if batch else None,
-        batch_items=_int("batch-items", get("batch-items", "1")),
-        trust_remote_code=bool(get("trust-remote-code", False)),
-        engine_options=options,
-        essays=get("essays"),
-        squad=get("squad"),
-        hotpotqa=get("hotpotqa"),
-        mapreduce=bool(get("mapreduce", False)) or bool(required_mr),
-        mapreduce_config=mr_config,
-        required_mapreduce_effective_length=parse_length(required_mr, "--ruler-require-mapreduce-effective-length") if required_mr else None,
+        task_thresholds=_task_thresholds(config),
+        engine_options=engine,
+        mapreduce=bool(run.get("mapreduce")) or run.get("required_mapreduce_effective_length") is not None,
+        mapreduce_config=mapreduce,
     )
+    return RulerConfig(**run)

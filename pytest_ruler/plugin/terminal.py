@@ -23,6 +23,7 @@ from ..lengths import format_length
 from ..secrets import scrub
 from ..results import ItemResult
 from ..results.table import NOTATION, format_text, table3
+from ..run.batching import CrossItemBatches
 from ..run.session import RulerSession, one_line
 
 log = logging.getLogger("pytest_ruler")
@@ -119,7 +120,7 @@ class RulerPlugin:
         # cross-item batching needs to know what this process runs next; an xdist
         # worker is handed items one chunk at a time, so it does not plan
         if not self.is_worker and self.rs.config.batch_items > 1:
-            self.rs.plan = [(i.task, i.length, i.seed) for i in session.items if isinstance(i, RulerItem) and i.mode == "native"]
+            self.rs.batches = CrossItemBatches([(i.task, i.length, i.seed) for i in session.items if isinstance(i, RulerItem) and i.mode == "native"], self.rs.config.batch_items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list) -> None:

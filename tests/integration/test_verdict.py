@@ -387,11 +387,11 @@ def test_an_unusable_cache_folder_means_no_cache_and_one_warning(pytester):
 
 
 def test_samples_are_generated_in_the_batches_the_engine_consumes(monkeypatch, tmp_path):
-    from pytest_ruler.run import session as session_mod
+    from pytest_ruler.run import runner as runner_mod, session as session_mod
     from pytest_ruler.options import RulerConfig
     from pytest_ruler.engines.scripted import ScriptedEngine
 
-    monkeypatch.setattr(session_mod, "SAMPLES_PER_CALL", 3)
+    monkeypatch.setattr(runner_mod, "SAMPLES_PER_CALL", 3)
     rs = session_mod.RulerSession(RulerConfig(model="smollm2-135m", backend="scripted", samples=7), tmp_path)
     generated: list[int] = []
     seen: list[tuple[int, int]] = []  # (samples generated so far, batch size) at each engine call
@@ -415,6 +415,33 @@ def test_samples_are_generated_in_the_batches_the_engine_consumes(monkeypatch, t
     result = rs.run_item("niah_single_1", 1024)
     assert seen == [(3, 3), (6, 3), (7, 1)]  # the engine had the first batch before sample 4 existed
     assert result.samples == 7 and result.score == 100.0 and len(rs.cache) == 7
+    rs.close()
+
+
+def test_a_mapreduce_twin_answers_the_samples_its_native_item_generated(monkeypatch, tmp_path):
+    from pytest_ruler.mapreduce import MapReduceConfig
+    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run import runner as runner_mod, session as session_mod
+    import pytest_ruler.tasks as tasks_mod
+
+    config = RulerConfig(model="smollm2-135m", backend="scripted", samples=2, mapreduce=True,
+                         mapreduce_config=MapReduceConfig(chunk_tokens=512))
+    rs = session_mod.RulerSession(config, tmp_path)
+    made: list[tuple[str, int]] = []
+    real_generate = tasks_mod.generate_samples
+
+    def counting_generate(spec, length, **kw):
+        made.append((spec.name, length))
+        return real_generate(spec, length, **kw)
+
+    monkeypatch.setattr(tasks_mod, "generate_samples", counting_generate)
+    native = rs.run_item("niah_single_1", 1024)
+    twin = rs.run_mapreduce_item("niah_single_1", 1024)
+    assert made == [("niah_single_1", 1024)]  # generated once, for both modes
+    assert (native.samples, twin.samples) == (2, 2) and twin.mode == "mapreduce"
+    assert not rs.shared.held  # handed over, not kept
+    again = rs.run_mapreduce_item("niah_single_1", 1024)  # nothing left to share: generated afresh
+    assert made == [("niah_single_1", 1024)] * 2 and again.score == twin.score
     rs.close()
 
 

@@ -1,0 +1,254 @@
+"""The work of one item, native or map-reduce, as plain functions over a session.
+
+Data flow of a native item (task × length × seed)::
+
+    iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids)
+        ──► session.complete: cache hits | Engine.generate (each answer cached as it arrives)
+        ──► grade (the task's RULER metric) ──► item_result ──► ItemResult
+
+Samples are generated lazily, in the batches the engine consumes: the cache
+fills from the first batch and memory stays flat in the sample count (only
+each sample's prediction and reference answers are kept for grading). Two
+cases generate an item's samples at once instead: cross-item batching
+(``session.batches``, see ``batching``) and a run with map-reduce twins, where
+the native item leaves its samples in ``session.shared`` for its twin.
+
+A map-reduce twin::
+
+    the native twin's samples (or generated) ──► mapreduce.document_for (context,
+        question, answer prefix: nothing else) ──► MapReducer.run ──► grade ──► item_result
+
+Errors are results: an item whose engine could not answer a sample
+(``finish_reason == "error"``) or a map-reduce call gets ``ItemResult.error``;
+``errored_result`` is the result of an item that raised. Every result is built
+by ``item_result``.
+
+Public names: ``SAMPLES_PER_CALL``, ``ItemInputs``, ``run_native``,
+``run_mapreduce``, ``errored_result``, ``item_result``, ``grade``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..engines import GenerationRequest
+from ..results import ItemResult
+from ..results.scoring import count_nulls, get_metric, sample_scorer
+
+__all__ = ["SAMPLES_PER_CALL", "ItemInputs", "errored_result", "grade", "item_result", "run_mapreduce", "run_native"]
+
+# samples generated and sent to the engine per call: large enough for an engine's own
+# batching (hf: 4 on CPU, 8 on CUDA; openai: 8 in flight), small enough that a 128K
+# item keeps about 64 prompts in memory however many samples it has
+SAMPLES_PER_CALL = 64
+
+
+@dataclass(frozen=True)
+class ItemInputs:
+    """An item's samples, generated at once, with their requests."""
+
+    spec: Any
+    depths: tuple[float, ...] | None
+    samples: list
+    requests: list
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """What grading keeps of a sample: its index and reference answers (never the prompt)."""
+
+    index: int
+    outputs: tuple[str, ...]
+
+
+def task_spec(session: Any, task: Any) -> tuple[Any, tuple[float, ...] | None]:
+    """The task's spec, with the depth sweep of --ruler-depths applied where it has a depth."""
+    from ..tasks import get_task
+
+    spec = get_task(task)
+    depths = session.config.depths if "depth" in spec.args else None
+    if depths:
+        spec = spec.with_args(spec.name, depth=list(depths))  # swept over the item's samples
+    return spec, depths
+
+
+def _request(session: Any, spec: Any, sample: Any) -> GenerationRequest:
+    ids = tuple(sample.prompt_ids) if sample.prompt_ids else tuple(session.tokenizer.encode(sample.prompt))
+    return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate)
+
+
+def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:
+    """Every sample of an item at once, with its request."""
+    from ..tasks import generate_samples
+
+    spec, depths = task_spec(session, task)
+    generated = generate_samples(spec, length, samples=samples or session.config.samples, seed=seed, ctx=session.generation_context)
+    return ItemInputs(spec, depths, generated, [_request(session, spec, s) for s in generated])
+
+
+def _sample_batches(session: Any, spec: Any, length: int, seed: int, samples: int):
+    """An item's samples, generated lazily, SAMPLES_PER_CALL at a time, with their requests."""
+    from ..tasks import iter_samples
+
+    batch: list[Any] = []
+    for sample in iter_samples(spec, length, samples=samples, seed=seed, ctx=session.generation_context):
+        batch.append(sample)
+        if len(batch) == SAMPLES_PER_CALL:
+            yield batch, [_request(session, spec, s) for s in batch]
+            batch = []
+    if batch:
+        yield batch, [_request(session, spec, s) for s in batch]
+
+
+def _share_key(spec: Any, length: int, seed: int, samples: int) -> tuple:
+    return spec.name, repr(sorted(spec.args.items())), length, seed, samples
+
+
+def grade(spec: Any, refs: Sequence[Any], preds: list[str], shown: list[str]) -> tuple[float, list[dict[str, Any]]]:
+    """The item's RULER score and up to three failing samples (``shown``: what to print for each)."""
+    score = get_metric(spec.metric)(preds, [list(s.outputs) for s in refs])
+    per_sample = sample_scorer(spec.metric)
+    failures = []
+    for s, pred, text in zip(refs, preds, shown):
+        if per_sample(pred, list(s.outputs)) < 1.0 and len(failures) < 3:
+            failures.append({"index": s.index, "pred": text, "outputs": list(s.outputs)})
+    return score, failures
+
+
+def item_result(config: Any, task: str, length: int, seed: int, mode: str, *, threshold: float | None, started: float,
+                samples: int, score: float = 0.0, preds: Sequence[str] = (), error: str | None = None,
+                failed: bool = False, **fields: Any) -> ItemResult:
+    """The one place an ItemResult is built: threshold, passed, nulls, seconds and rounding are decided here.
+
+    An item passes when its score reaches the threshold, it has no error, and it
+    was not ``failed`` outright (an item over the model's context).
+    """
+    threshold = config.threshold_for(task) if threshold is None else threshold
+    fields.setdefault("nulls", count_nulls(list(preds)))
+    return ItemResult(task=task, length=length, seed=seed, mode=mode, samples=samples, score=round(score, 4),
+                      threshold=threshold, passed=score >= threshold and error is None and not failed,
+                      seconds=round(time.perf_counter() - started, 3), error=error, **fields)
+
+
+def errored_result(config: Any, task: Any, length: int, seed: int, mode: str, error: str, seconds: float = 0.0, *,
+                   samples: int | None = None, threshold: float | None = None) -> ItemResult:
+    """The result of an item that produced no trustworthy score: it fails, with its reason."""
+    return item_result(config, getattr(task, "name", task), length, seed, mode, threshold=threshold,
+                       started=time.perf_counter() - seconds, samples=samples or config.samples, error=error)
+
+
+def _over_length_result(session: Any, spec: Any, length: int, seed: int, samples: int, threshold: float | None, started: float) -> ItemResult:
+    """An item whose every prompt would exceed the context: failed, and no prompt is built for it."""
+    reason = f"exceeds model context ({length} > {session.context_limit}): no prompt built"
+    return item_result(session.config, spec.name, length, seed, "native", threshold=threshold, started=started,
+                       samples=samples, nulls=samples, over_length=samples, reasons=(reason,), failed=True)
+
+
+def _depth_scores(spec: Any, depths: Sequence[float], refs: Sequence[_Ref], texts: Sequence[str]) -> dict[str, float]:
+    per_sample = sample_scorer(spec.metric)
+    per_depth: dict[float, list[float]] = {}
+    for ref, text in zip(refs, texts):
+        per_depth.setdefault(depths[ref.index % len(depths)], []).append(per_sample(text, list(ref.outputs)))
+    return {f"{d:g}": round(100 * sum(v) / len(v), 4) for d, v in sorted(per_depth.items())}
+
+
+def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
+               threshold: float | None = None) -> ItemResult:
+    """Run one native item; ``task`` is a name or a TaskSpec (a user test's custom task)."""
+    from ..engines.base import Completion
+    from ..run.cache import prediction_key
+
+    started = time.perf_counter()
+    batches = session.batches
+    standard = isinstance(task, str) and samples is None
+    inputs: ItemInputs | None = batches.take_inputs((task, length, seed)) if batches is not None and standard else None
+    spec, depths = (inputs.spec, inputs.depths) if inputs else task_spec(session, task)
+    n = samples or session.config.samples
+    if not inputs and session.over_context(length):
+        return _over_length_result(session, spec, length, seed, n, threshold, started)
+    label = f"{spec.name}[{length}-seed{seed}]"
+    upcoming = batches.start((spec.name, length, seed), lambda t: session.data_missing(t) is None) if batches is not None else []
+    for cell in upcoming:  # generated once: kept until that item runs
+        batches.keep_inputs(cell, item_inputs(session, *cell))
+    extra = [r for cell in upcoming for r in batches.inputs[cell].requests]
+    if inputs or upcoming or session.config.mapreduce:  # all at once: shared with other items or the twin
+        inputs = inputs or item_inputs(session, spec, length, seed, samples)
+        if session.config.mapreduce:
+            session.shared.keep(_share_key(spec, length, seed, n), inputs)
+        parts: Any = [(inputs.samples, inputs.requests)]
+    else:
+        parts = _sample_batches(session, spec, length, seed, n)
+    refs: list[_Ref] = []
+    completions: list[Completion] = []
+    cached = prompt_tokens = 0
+    for generated, requests in parts:
+        got, from_cache = session.complete(requests + extra, label=f"{label} + {len(upcoming)} more items" if extra else label)
+        for r, c, hit in zip(extra, got[len(requests):], from_cache[len(requests):]):
+            if c.ok and not hit:
+                batches.keep_answer(prediction_key(session.identity, r), c)
+        extra = []
+        completions += got[: len(requests)]
+        cached += sum(from_cache[: len(requests)])
+        prompt_tokens += sum(len(r.prompt_ids) for r in requests)
+        refs += [_Ref(s.index, tuple(s.outputs)) for s in generated]
+    preds = [c.text for c in completions]
+    score, failures = grade(spec, refs, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
+    failed = [c for c in completions if c.finish_reason == "error"]
+    return item_result(
+        session.config, spec.name, length, seed, "native", threshold=threshold, started=started,
+        samples=len(completions), score=score, preds=preds,
+        error=f"{len(failed)} of {len(completions)} samples got no answer from the engine: {failed[0].error}" if failed else None,
+        over_length=sum(c.finish_reason == "over_length" for c in completions), errors=len(failed), cached=cached,
+        engine_calls=len(completions) - cached, prompt_tokens=prompt_tokens, failures=tuple(failures),
+        reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
+        depth_scores=_depth_scores(spec, depths, refs, preds) if depths else {},
+    )
+
+
+def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
+                  threshold: float | None = None, config: Any = None) -> ItemResult:
+    """The map-reduce twin of an item: the same samples, answered by chunked inference."""
+    from ..mapreduce import MapReduceConfig, MapReducer, document_for, grounding_mode
+    from ..mapreduce.pipeline import compliance_total
+
+    started = time.perf_counter()
+    mr_config = config or session.config.mapreduce_config or MapReduceConfig()  # validated where it was built
+    spec, _ = task_spec(session, task)
+    n = samples or session.config.samples
+    inputs = session.shared.take(_share_key(spec, length, seed, n)) or item_inputs(session, spec, length, seed, samples)
+    generated = inputs.samples
+    docs = [document_for(s, spec) for s in generated]
+    reducer = MapReducer(session.complete, session.tokenizer, session.frame, mr_config, session.mapreduce_window(mr_config))
+    outcomes = reducer.run(docs, label=f"{spec.name}[{length}-seed{seed}-mapreduce]")
+    preds = [o.prediction for o in outcomes]
+    score, failures = grade(spec, generated, preds, [o.prediction if o.error is None else f"<{o.error}>" for o in outcomes])
+    calls = [{"sample": generated[c.doc].index, **{k: v for k, v in c.to_dict().items() if k != "doc"}} for o in outcomes for c in o.calls]
+    stages: dict[str, int] = {}
+    for c in calls:
+        stages[c["stage"]] = stages.get(c["stage"], 0) + 1
+    failed = [c for c in calls if c["finish_reason"] == "error"]
+    return item_result(
+        session.config, spec.name, length, seed, "mapreduce", threshold=threshold, started=started,
+        samples=len(generated), score=score, preds=preds,
+        error=f"{len(failed)} of {len(calls)} map-reduce engine calls got no answer: {failed[0]['output']}" if failed else None,
+        over_length=sum(c["finish_reason"] == "over_length" for c in calls), errors=len(failed),
+        cached=sum(all(c.cached for c in o.calls) and bool(o.calls) for o in outcomes),
+        engine_calls=sum(not c["cached"] for c in calls), prompt_tokens=sum(c["prompt_tokens"] for c in calls),
+        failures=tuple(failures),
+        reasons=tuple(sorted({n for o in outcomes for n in o.notes} | {o.error for o in outcomes if o.error})[:3]),
+        calls=tuple(calls),
+        mapreduce={
+            "chunks": [o.chunks for o in outcomes],
+            "rounds": max((o.rounds for o in outcomes), default=0),
+            "calls_per_stage": stages,
+            "malformed": sum(o.malformed for o in outcomes),
+            "completion_tokens": sum(c["completion_tokens"] for c in calls),
+            "window": reducer.window,
+            "strategy": docs[0].strategy.name if docs else None,
+            "grounding": grounding_mode(mr_config.verify),  # what code did to the records: mapreduce.grounding_label
+            "compliance": compliance_total(outcomes),  # the structured protocol, per stage
+            "config": mr_config.to_dict(),
+        },
+    )
