@@ -197,10 +197,15 @@ def _count(records: Sequence[Record], hints: Mapping[str, Any]) -> str:
     return " ".join(f"{i}. {w}" for i, w in enumerate(top, 1))
 
 
-_RETRIEVE_LEVELS = {
-    "example_5": "the part has the sentence giving the {kind1} for the key in the question",
-    "example_3": "the part names a {kind1} near similar words but never says it is the one for that key",
-}
+def _levels(stated: str, inferred: str) -> dict[str, str]:
+    """A strategy's calibration examples: a record worth Confidence 5 (stated) and one worth 3 (inferred)."""
+    return {"example_5": stated, "example_3": inferred}
+
+
+_RETRIEVE_LEVELS = _levels(
+    "the part has the sentence giving the {kind1} for the key in the question",
+    "the part names a {kind1} near similar words but never says it is the one for that key",
+)
 
 _EXAMPLE_VALUES = {
     "numbers": ("2817465", "5093318"),
@@ -238,10 +243,7 @@ STRATEGIES: dict[str, Strategy] = {
         "chain",
         "Extracted Information: EVERY line of this part of the form VAR X = Y, copied word for word, even lines that "
         "look unrelated: the chain of assignments continues in other parts. Answer: the same lines, or NO INFORMATION.",
-        {
-            "example_5": "VAR QWERT = 40213",
-            "example_3": "a line that is cut off, such as VAR QWE",
-        },
+        _levels("VAR QWERT = 40213", "a line that is cut off, such as VAR QWE"),
         model_reduce=False,
         check=_check_assignments,
         combine=_chain,
@@ -253,10 +255,7 @@ STRATEGIES: dict[str, Strategy] = {
         "count",
         "Extracted Information: the words that occur most often in this part, one 'word: count' per line, most "
         "frequent first (at least {top_map} words). Answer: the same list.",
-        {
-            "example_5": "apple appears 7 times in this part",
-            "example_3": "a count that was estimated rather than counted",
-        },
+        _levels("apple appears 7 times in this part", "a count that was estimated rather than counted"),
         model_reduce=False,
         check=_check_counts,
         combine=_count,
@@ -268,10 +267,10 @@ STRATEGIES: dict[str, Strategy] = {
         "facts",
         "Extracted Information: every fact in this part about the people, places or things the question names, even "
         "if this part alone cannot answer it. Answer: the answer if this part gives it, else NO INFORMATION.",
-        {
-            "example_5": "The Eiffel Tower was completed in 1889.",
-            "example_3": "the part says Eiffel's company built the tower, so it was likely finished in his lifetime",
-        },
+        _levels(
+            "The Eiffel Tower was completed in 1889.",
+            "the part says Eiffel's company built the tower, so it was likely finished in his lifetime",
+        ),
         model_reduce=True,
         check=_check_none,
         short="every fact of this part about the people, places or things the question names",

@@ -4,7 +4,7 @@ Data flow of one sample::
 
     TaskSpec + (length, seed, index) ──► sample_rng ──► family.draft(...) ──► Draft
     Draft.estimate(n)  (spliced piece counts, no full tokenization)
-        └─► fill(): largest n that fits the budget ──► Draft.render(n)
+        └─► budget.fill(): largest n that fits the budget ──► Draft.render(n)
                     ──► ONE tokenization of the wrapped prompt (verification)
                     ──► Sample (prompt_tokens exact, metadata)
 
@@ -14,19 +14,13 @@ Public names:
 - ``TaskSpec``: a task = a family + its arguments + tokens_to_generate + metric.
 - ``Frame``: the chat wrapper around a prompt (``BASE_FRAME`` = none).
 - ``GenerationContext``: tokenizer, frame and data sources for a run.
-- ``Draft`` / ``Rendered``: what a family returns; ``fill`` sizes a draft.
+- ``Draft`` / ``Rendered``: what a family returns; ``budget.fill`` sizes a draft
+  (the budget rule, spec §4, is stated there).
 - ``PrefixCounter``: lazily summed token counts of haystack units.
 - ``sample_rng(task, length, seed, index)``: the only source of randomness.
-
-Budget rule (spec §4): tokens(frame.head + input + frame.tail + answer_prefix)
-+ tokens_to_generate <= length, counted without special tokens. ``fill`` never
-returns a prompt over budget: the count it reports comes from tokenizing the
-final text, not from the estimate. The estimate is a sum of per-piece counts,
-exact when the tokenizer's pre-tokenizer splits at the seams (byte-level BPE
-does); ``fill`` learns the observed drift and corrects, so a tokenizer that
-merges across seams costs an extra pass, never a wrong length.
+- ``depth_fraction``, ``with_defaults``, ``check_positive_int``, ``check_depths``:
+  the families' argument checks.
 """
-
 from __future__ import annotations
 
 import bisect
@@ -47,7 +41,6 @@ __all__ = [
     "Rendered",
     "Sample",
     "TaskSpec",
-    "fill",
     "sample_rng",
 ]
 
@@ -254,7 +247,7 @@ class GenerationContext:
 
     def __post_init__(self) -> None:
         # data fetched by `pytest-ruler download` is used when no path is given
-        from ..data.download import data_file
+        from ..data.sources import data_file
 
         for kind in ("essays", "squad", "hotpotqa"):
             if getattr(self, kind) is None:
@@ -284,97 +277,6 @@ class GenerationContext:
         if self._frame_tokens is None:
             self._frame_tokens = self.tokenizer.count(self.frame.head) + self.tokenizer.count(self.frame.tail)
         return self._frame_tokens
-
-
-@dataclass(frozen=True)
-class Fitted:
-    rendered: Rendered
-    prompt_tokens: int
-    units: int
-    passes: int
-    prompt_ids: tuple[int, ...] = ()
-
-
-def _encode(ctx: GenerationContext, r: Rendered) -> list[int]:
-    return ctx.tokenizer.encode(ctx.frame.wrap(r.input) + r.answer_prefix)
-
-
-def _full_count(ctx: GenerationContext, r: Rendered) -> int:
-    return len(_encode(ctx, r))
-
-
-def fill(draft: Draft, budget: int, ctx: GenerationContext, *, task: str, length: int, tokens_to_generate: int) -> Fitted:
-    """Render ``draft`` at the largest size whose real token count fits ``budget``.
-
-    The search is a pure function of the draft (never of earlier samples), so a
-    sample is the same whatever was generated before it. The seam drift
-    between the spliced estimate and the real count is measured on a tiny
-    render (one unit), then each pass renders once and tokenizes once: a pass
-    that overshoots shrinks, one that leaves room for another unit grows, and
-    the best in-budget result is kept.
-    """
-    overhead = ctx.frame_tokens
-    hi = draft.max_units
-    probe = min(draft.min_units + 1, hi) if hi is not None else draft.min_units + 1
-    drift = _full_count(ctx, draft.render(probe)) - draft.estimate(probe) - overhead
-
-    def largest(limit: int) -> int | None:
-        lo_n = draft.min_units
-        if draft.estimate(lo_n) + overhead > limit:
-            return None
-        # exponential then binary search on the (monotone) estimate
-        step = max(1, lo_n)
-        top = lo_n
-        while hi is None or top < hi:
-            nxt = top + step if hi is None else min(hi, top + step)
-            if draft.estimate(nxt) + overhead > limit:
-                break
-            top, step = nxt, step * 2
-        else:
-            return top
-        a, b = top, (top + step if hi is None else min(hi, top + step))
-        while b - a > 1:
-            mid = (a + b) // 2
-            if draft.estimate(mid) + overhead <= limit:
-                a = mid
-            else:
-                b = mid
-        return a
-
-    best: Fitted | None = None
-    tried: dict[int, int] = {}
-    n = largest(budget - drift)
-    passes = 0
-    while n is not None and n not in tried and passes < 8:
-        rendered = draft.render(n)
-        ids = _encode(ctx, rendered)
-        actual = len(ids)
-        passes += 1
-        tried[n] = actual
-        drift = actual - draft.estimate(n) - overhead
-        if actual <= budget:
-            if best is None or n > best.units:
-                best = Fitted(rendered, actual, n, passes, tuple(ids))
-            grow = hi is None or n < hi
-            if not grow or draft.estimate(n + 1) + overhead + drift > budget:
-                break
-            nxt = largest(budget - drift)
-            n = nxt if nxt is not None and nxt > n else n + 1
-        else:
-            nxt = largest(budget - drift)
-            n = nxt if nxt is not None and nxt < n else n - 1
-            if n < draft.min_units:
-                n = None
-    if best is not None:
-        return Fitted(best.rendered, best.prompt_tokens, best.units, passes, best.prompt_ids)
-    smallest = _full_count(ctx, draft.render(draft.min_units)) + tokens_to_generate
-    # random keys and names change the count a little from sample to sample
-    suggest = -(-int(smallest * 1.1 + 32) // 64) * 64
-    raise RulerUsageError(
-        "length", length,
-        f"task {task!r} needs at least {smallest} tokens with this tokenizer and template "
-        f"(its fixed text plus the smallest haystack); use a length of {suggest} or more",
-    )
 
 
 def depth_fraction(position: int, total: int) -> float:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import RulerUsageError
-from .base import GenerationContext, Sample, TaskSpec, fill, sample_rng
+from .base import GenerationContext, Sample, TaskSpec, sample_rng
+from .budget import fill
 from .registry import FAMILIES, get_task
 
 __all__ = ["generate_samples", "iter_samples", "haystack_label"]
