@@ -243,14 +243,14 @@ class RulerPlugin:
                     baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha, test=c.baseline_test)
 
     def _write_markdown(self, report: dict) -> None:
-        from ..report.render import markdown
+        from ..report.markdown import markdown
 
         path = self.rs.config.markdown
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(scrub(markdown(report)), encoding="utf-8")
 
     def _write_plots(self, report: dict) -> None:
-        from ..report.render import plot_scores
+        from ..report.plots import plot_scores
 
         plot_scores(report, self.rs.config.plots)
 

@@ -34,6 +34,7 @@ from typing import Any
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from ..errors import RulerUsageError
+from ..results.cells import report_cells
 
 __all__ = ["RulerSummaryExtension", "ruler_snapshot_data"]
 
@@ -82,27 +83,14 @@ def _summary_subset(summary: Mapping[str, Any]) -> OrderedDict:
     return out
 
 
-def _task_scores(items: Any, mode: str) -> OrderedDict:
-    """``{task: {length: score}}`` for one mode, scores averaged over seeds (as in Table 3)."""
-    acc: dict[str, dict[int, list[float]]] = {}
-    errored: set[tuple[str, int]] = set()
-    for item in items:
-        if not isinstance(item, Mapping) or item.get("mode", "native") != mode:
-            continue
-        try:
-            cell = acc.setdefault(str(item["task"]), {}).setdefault(int(item["length"]), [])
-            if item.get("error") is not None:  # no score: the cell snapshots as ERR
-                errored.add((str(item["task"]), int(item["length"])))
-                continue
-            cell.append(float(item["score"]))
-        except (KeyError, TypeError, ValueError):
-            raise RulerUsageError(
-                "report", dict(item), "each item needs 'task', 'length' and 'score' (a --ruler-report item)."
-            ) from None
+def _task_scores(report: Mapping[str, Any], mode: str) -> OrderedDict:
+    """``{task: {length: score}}`` for one mode: Table 3's cells (results.cells.report_cells),
+    ``"ERR"`` where an item errored."""
+    means, errored = report_cells(report, mode)
     return OrderedDict(
-        (task, OrderedDict((str(length), "ERR" if (task, length) in errored or not v else _r1(math.fsum(v) / len(v)))
-                           for length, v in sorted(per_length.items())))
-        for task, per_length in sorted(acc.items())
+        (task, OrderedDict((str(length), "ERR" if length in errored.get(task, ()) else _r1(means[task][length]))
+                           for length in sorted(set(means.get(task, {})) | errored.get(task, set()))))
+        for task in sorted(set(means) | set(errored))
     )
 
 
@@ -167,10 +155,9 @@ def ruler_snapshot_data(report: Any) -> OrderedDict:
             out[key] = report[key]
     if "threshold" in report:
         out["threshold"] = _r1(report["threshold"])
-    items = report.get("items") or []
     summary = report.get("summary") or {}
     for mode in _MODES:
-        tasks = _task_scores(items, mode)
+        tasks = _task_scores(report, mode)
         mode_summary = summary.get(mode)
         if not tasks and not isinstance(mode_summary, Mapping):
             continue

@@ -4,6 +4,9 @@ Each (task, length, mode) cell of the current run is compared with the same cell
 earlier report, and the run fails only on a drop that is statistically significant for
 the sample counts involved, so that CI does not flap on sampling noise.
 
+    old.json ──load_baseline──► report dict
+    report dict, current items ──compare(...)──► Comparisons ──regressions.summarize_regressions──► (passed, lines)
+
 The statistics, in order:
 
 1. **Pooling.** Items are grouped by ``(task, length, mode)`` and pooled over seeds: the
@@ -48,10 +51,13 @@ Public names:
 - :func:`load_baseline` -- read and validate a saved report.
 - :class:`Comparison`, :class:`NotCompared`, :class:`Comparisons` -- results.
 - :func:`compare` -- the cell-by-cell comparison.
-- :func:`summarize_regressions` -- pass/fail plus human-readable lines.
-- :func:`effective_length_drop` -- an informational line when the effective length fell.
-- :func:`fisher_exact_less`, :func:`two_proportion_z_less` -- the two tests' p-values.
-- :data:`TESTS`, :data:`CORRECTIONS`, :data:`DEFAULT_ALPHA`.
+- :data:`DEFAULT_ALPHA`, :data:`SCHEMA`.
+
+The two tests and the correction are in :mod:`pytest_ruler.results.stats`
+(``fisher_exact_less``, ``two_proportion_z_less``, ``adjust``, ``TESTS``,
+``CORRECTIONS``); the lines a comparison prints are in
+:mod:`pytest_ruler.results.regressions` (``summarize_regressions``,
+``effective_length_drop``).
 
 Option names used in error messages (the plugin maps its options onto the keyword
 arguments): ``--ruler-baseline-alpha``, ``--ruler-baseline-test``,
@@ -69,38 +75,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RulerUsageError
-from ..lengths import format_length
+from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, two_proportion_z_less
 
-__all__ = [
-    "CORRECTIONS",
-    "Comparison",
-    "Comparisons",
-    "DEFAULT_ALPHA",
-    "NotCompared",
-    "TESTS",
-    "compare",
-    "effective_length_drop",
-    "fisher_exact_less",
-    "load_baseline",
-    "summarize_regressions",
-    "two_proportion_z_less",
-]
+__all__ = ["DEFAULT_ALPHA", "SCHEMA", "Comparison", "Comparisons", "NotCompared", "compare", "load_baseline"]
 
 SCHEMA = "pytest-ruler/1"
 DEFAULT_ALPHA = 0.05
-TESTS = ("two-proportion-z", "fisher")
-CORRECTIONS = ("holm", "bonferroni", "none")
-
-# Expected cell counts below this make the z-test fall back to Fisher's exact test.
-_MIN_EXPECTED = 5.0
-# Above this table size the exact-integer Fisher sum switches to log space.
-_EXACT_INT_LIMIT = 4000
-
-_TEST_LABELS = {
-    "two-proportion-z": "one-sided two-proportion z-test",
-    "fisher": "one-sided Fisher exact test",
-}
-_CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
 
 
 # --------------------------------------------------------------------------- loading
@@ -244,91 +224,6 @@ class Comparisons(list):
         self.not_compared = tuple(not_compared)
 
 
-# --------------------------------------------------------------------------- tests
-
-
-def _norm_cdf(z: float) -> float:
-    return 0.5 * math.erfc(-z / math.sqrt(2.0))
-
-
-def _check_counts(x1: int, n1: int, x2: int, n2: int) -> None:
-    for name, v in (("baseline successes", x1), ("baseline n", n1), ("current successes", x2), ("current n", n2)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise RulerUsageError(name, v, "counts must be non-negative ints.")
-    if x1 > n1 or x2 > n2:
-        raise RulerUsageError("successes", (x1, n1, x2, n2), "successes cannot exceed the sample count.")
-    if n1 == 0 or n2 == 0:
-        raise RulerUsageError("n", (n1, n2), "both sides need at least one sample.")
-
-
-def _clamp01(p: float) -> float:
-    return min(1.0, max(0.0, p))
-
-
-def fisher_exact_less(x1: int, n1: int, x2: int, n2: int) -> float:
-    """One-sided Fisher exact p-value for "current proportion < baseline proportion".
-
-    The 2×2 table is ``[[x1, n1 - x1], [x2, n2 - x2]]`` (baseline row, current row).
-    Given the margins, the current successes follow a hypergeometric law; the p-value is
-    ``P(X <= x2)``. (This equals scipy's ``fisher_exact(table, alternative="greater")``.)
-    """
-    _check_counts(x1, n1, x2, n2)
-    N, K = n1 + n2, x1 + x2
-    lo, hi = max(0, K - n1), min(K, n2)
-    if x2 >= hi:
-        return 1.0
-    if N <= _EXACT_INT_LIMIT:
-        total = math.comb(N, n2)
-        weight = lambda k: math.comb(K, k) * math.comb(N - K, n2 - k)  # noqa: E731
-        if x2 - lo <= hi - x2:
-            tail = sum(weight(k) for k in range(lo, x2 + 1))
-        else:  # fewer terms on the other side; exact integers, so no cancellation
-            tail = total - sum(weight(k) for k in range(x2 + 1, hi + 1))
-        return _clamp01(tail / total)
-    # Large tables: log space. Sum the lower tail directly (its terms, not its
-    # complement, so tiny p-values keep their precision).
-    log_total = _log_comb(N, n2)
-    logs = [_log_comb(K, k) + _log_comb(N - K, n2 - k) - log_total for k in range(lo, x2 + 1)]
-    top = max(logs)
-    return _clamp01(math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
-
-
-def _log_comb(n: int, k: int) -> float:
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-
-def two_proportion_z_less(x1: int, n1: int, x2: int, n2: int) -> tuple[float, bool]:
-    """One-sided pooled two-proportion z-test for "current < baseline".
-
-    Returns ``(p_value, exact_fallback)``: when an expected count is below 5 (or the
-    pooled proportion is 0 or 1), the p-value is Fisher's exact one instead.
-    """
-    _check_counts(x1, n1, x2, n2)
-    p = (x1 + x2) / (n1 + n2)
-    expected = min(n1 * p, n1 * (1 - p), n2 * p, n2 * (1 - p))
-    if expected < _MIN_EXPECTED:
-        return fisher_exact_less(x1, n1, x2, n2), True
-    se = math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
-    z = (x2 / n2 - x1 / n1) / se
-    return _clamp01(_norm_cdf(z)), False
-
-
-def _adjust(p_values: list[float], correction: str) -> list[float]:
-    m = len(p_values)
-    if correction == "none" or m <= 1:
-        return list(p_values)
-    if correction == "bonferroni":
-        return [min(1.0, m * p) for p in p_values]
-    # Holm step-down: sorted ascending, p_(i) * (m - i), made monotone by a running max.
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 # --------------------------------------------------------------------------- comparing
 
 
@@ -423,7 +318,7 @@ def compare(
             p, fallback = two_proportion_z_less(bx, bn, cx, cn)
         raw.append((p, fallback, bx, cx))
 
-    adjusted = _adjust([r[0] for r in raw], correction)
+    adjusted = adjust([r[0] for r in raw], correction)
     out: list[Comparison] = []
     for key, (p, fallback, bx, cx), adj in zip(keys, raw, adjusted):
         (bs, bn), (cs, cn) = base[key], cur[key]
@@ -439,135 +334,3 @@ def compare(
             exact_fallback=fallback, cells=len(keys),
         ))
     return Comparisons(out, not_compared)
-
-
-# --------------------------------------------------------------------------- reporting
-
-
-def _fmt_p(p: float) -> str:
-    if p >= 0.0001 or p == 0.0:
-        return f"{p:.4f}"
-    return f"{p:.1e}"
-
-
-def _fmt_delta(d: float) -> str:
-    r = round(d, 1)
-    if r < 0:
-        return f"\u2212{-r:.1f}"
-    return f"+{r:.1f}" if r > 0 else "\u00b10.0"
-
-
-def _cell(task: str, length: int, mode: str) -> str:
-    where = f"{task} @ {format_length(length)}"
-    return where if mode == "native" else f"{where} [{mode}]"
-
-
-def _line(c: Comparison) -> str:
-    label = _TEST_LABELS.get(c.test, c.test)
-    if c.exact_fallback:
-        label += " (small counts)"
-    relation = "<" if c.p_value < c.alpha else "\u2265"
-    if c.significant:
-        verdict = "significant drop"
-    elif c.delta < 0 and c.p_value < c.alpha:
-        verdict = f"significant but under the minimum drop of {c.min_drop:.1f} points, ignored"
-    elif c.delta < 0:
-        verdict = "within noise"
-    elif c.delta > 0:
-        verdict = "improved"
-    else:
-        verdict = "unchanged"
-    return (
-        f"{_cell(c.task, c.length, c.mode)}: {c.baseline_score:.1f} \u2192 {c.current_score:.1f} "
-        f"({_fmt_delta(c.delta)}, n={c.baseline_n}/{c.current_n}), {label} "
-        f"p={_fmt_p(c.p_value)} {relation} {c.alpha:g} ({_CORRECTION_LABELS.get(c.correction, c.correction)}) "
-        f"\u2014 {verdict}"
-    )
-
-
-def summarize_regressions(comparisons: Iterable[Comparison], *, verbose: bool = True) -> tuple[bool, list[str]]:
-    """``(passed, lines)``: passed is false when any cell is a significant drop.
-
-    Lines: a one-line header, then one line per compared cell (only the significant
-    drops when ``verbose`` is false), then one per cell that could not be compared
-    (read from ``comparisons.not_compared`` when it is a :class:`Comparisons`).
-    """
-    comps = list(comparisons)
-    not_compared: tuple[NotCompared, ...] = getattr(comparisons, "not_compared", ())
-    drops = [c for c in comps if c.significant]
-    passed = not drops
-    lines: list[str] = []
-    if comps:
-        c0 = comps[0]
-        requested = "two-proportion-z" if any(c.test == "two-proportion-z" or c.exact_fallback for c in comps) else "fisher"
-        method = _TEST_LABELS[requested]
-        if any(c.exact_fallback for c in comps):
-            method += ", Fisher exact where counts are small"
-        lines.append(
-            f"baseline: {len(comps)} cell{'s' if len(comps) != 1 else ''} compared, "
-            f"{len(drops)} significant drop{'s' if len(drops) != 1 else ''} "
-            f"({method}, alpha={c0.alpha:g}, "
-            + ("no multiple-comparison correction" if c0.correction == "none"
-               else f"{_CORRECTION_LABELS.get(c0.correction, c0.correction)} correction over {len(comps)}")
-            + (f", minimum drop {c0.min_drop:g} points" if c0.min_drop else "")
-            + ")"
-        )
-    else:
-        lines.append("baseline: no cell in common with the baseline; nothing compared")
-    for c in comps:
-        if verbose or c.significant:
-            lines.append(_line(c))
-    for nc in not_compared:
-        lines.append(f"{_cell(nc.task, nc.length, nc.mode)}: not compared ({nc.reason})")
-    return passed, lines
-
-
-def _summary_dict(summary: Any) -> Mapping[str, Any] | None:
-    if summary is None:
-        return None
-    to_dict = getattr(summary, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    if isinstance(summary, Mapping):
-        return summary
-    raise RulerUsageError("summary", summary, "pass a report's 'summary' (or one mode of it, or a LengthSummary).")
-
-
-def _fmt_eff(value: Any, per_length: Mapping[str, Any] | None) -> str:
-    if value is None:
-        lengths = [int(k) for k in (per_length or {})]
-        return f"<{format_length(min(lengths))}" if lengths else "none"
-    return format_length(int(value))
-
-
-def effective_length_drop(baseline_summary: Any, current_summary: Any) -> str | None:
-    """A line saying the effective length fell, or ``None`` when it did not.
-
-    Accepts a report's whole ``summary`` (``{"native": ..., "mapreduce": ...}``), one
-    mode of it (a ``LengthSummary.to_dict()`` shape) or a ``LengthSummary``. ``None``
-    (no length above the threshold) counts as shorter than any length. Informational:
-    the regression decision is made per cell by :func:`compare`.
-    """
-    base, cur = _summary_dict(baseline_summary), _summary_dict(current_summary)
-    if base is None or cur is None:
-        return None
-    if "per_length" in base or "per_length" in cur:
-        pairs = [("native", base, cur)]
-    else:
-        pairs = [(m, _summary_dict(base.get(m)), _summary_dict(cur.get(m))) for m in ("native", "mapreduce")]
-    parts = []
-    for mode, b, c in pairs:
-        if not b or not c or "effective_length" not in b or "effective_length" not in c:
-            continue
-        be, ce = b["effective_length"], c["effective_length"]
-        if be is None:
-            continue
-        if ce is None or int(ce) < int(be):
-            text = f"effective length ({mode}) dropped: {_fmt_eff(be, b.get('per_length'))} \u2192 {_fmt_eff(ce, c.get('per_length'))}"
-            bt, ct = b.get("threshold"), c.get("threshold")
-            if bt is not None and ct is not None and float(bt) != float(ct):
-                text += f" (thresholds differ: {float(bt):g} vs {float(ct):g})"
-            elif ct is not None:
-                text += f" (threshold {float(ct):g})"
-            parts.append(text)
-    return "; ".join(parts) + " [informational]" if parts else None

@@ -96,7 +96,8 @@ def gate(report: Mapping[str, Any], *, required: int | None = None, mapreduce_re
             verdict.failures.append(g["reason"])
     items = [i for i in report.get("items", []) if i.get("error") is None]  # an errored item has no score to compare
     if baseline is not None and report.get("items"):
-        from .baseline import compare, summarize_regressions
+        from .baseline import compare
+        from .regressions import summarize_regressions
 
         comparisons = compare(baseline, items, alpha=alpha, test=test)
         passed, lines = summarize_regressions(comparisons)

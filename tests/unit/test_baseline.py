@@ -13,17 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ruler.results import baseline as bl
-from pytest_ruler.results.baseline import (
-    Comparison,
-    Comparisons,
-    compare,
-    effective_length_drop,
-    fisher_exact_less,
-    load_baseline,
-    summarize_regressions,
-    two_proportion_z_less,
-)
+from pytest_ruler.results import stats
+from pytest_ruler.results.baseline import Comparison, Comparisons, compare, load_baseline
+from pytest_ruler.results.regressions import effective_length_drop, summarize_regressions
+from pytest_ruler.results.stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, two_proportion_z_less
 from pytest_ruler.errors import RulerUsageError
 
 
@@ -72,7 +65,7 @@ def test_fisher_extreme_table_is_one_over_binomial():
 
 def test_fisher_log_space_matches_exact_integers(monkeypatch):
     exact = [fisher_exact_less(x1, 600, x2, 500) for x1, x2 in [(540, 400), (300, 280), (10, 0), (599, 500)]]
-    monkeypatch.setattr(bl, "_EXACT_INT_LIMIT", 10)
+    monkeypatch.setattr(stats, "_EXACT_INT_LIMIT", 10)
     logs = [fisher_exact_less(x1, 600, x2, 500) for x1, x2 in [(540, 400), (300, 280), (10, 0), (599, 500)]]
     for a, b in zip(exact, logs):
         assert b == pytest.approx(a, rel=1e-9, abs=1e-300)
@@ -181,10 +174,10 @@ def test_holm_vs_none_on_many_cells():
 
 def test_holm_is_step_down_and_bonferroni_is_not():
     raw = [0.001, 0.02, 0.02]
-    assert bl._adjust(raw, "holm") == pytest.approx([0.003, 0.04, 0.04])
-    assert bl._adjust(raw, "bonferroni") == pytest.approx([0.003, 0.06, 0.06])
-    assert bl._adjust(raw, "none") == raw
-    assert bl._adjust([0.04, 0.01], "holm") == pytest.approx([0.04, 0.02])  # monotone in rank
+    assert adjust(raw, "holm") == pytest.approx([0.003, 0.04, 0.04])
+    assert adjust(raw, "bonferroni") == pytest.approx([0.003, 0.06, 0.06])
+    assert adjust(raw, "none") == raw
+    assert adjust([0.04, 0.01], "holm") == pytest.approx([0.04, 0.02])  # monotone in rank
 
 
 def test_fisher_and_z_agree_on_direction():
@@ -352,7 +345,7 @@ def _reports(base_cells, cur_cells):
 
 
 @settings(max_examples=60, deadline=None)
-@given(cells, st.sampled_from(bl.TESTS), st.sampled_from(bl.CORRECTIONS), st.floats(0.001, 0.5))
+@given(cells, st.sampled_from(TESTS), st.sampled_from(CORRECTIONS), st.floats(0.001, 0.5))
 def test_identical_reports_never_flag(cs, test, correction, alpha):
     base, cur = _reports(cs, cs)
     res = compare(base, cur, test=test, correction=correction, alpha=alpha)
@@ -362,7 +355,7 @@ def test_identical_reports_never_flag(cs, test, correction, alpha):
 
 
 @settings(max_examples=60, deadline=None)
-@given(cells, cells, st.sampled_from(bl.TESTS), st.sampled_from(bl.CORRECTIONS),
+@given(cells, cells, st.sampled_from(TESTS), st.sampled_from(CORRECTIONS),
        st.floats(0.001, 0.5), st.floats(0.001, 0.5))
 def test_p_values_in_range_and_alpha_monotone(b, c, test, correction, a1, a2):
     c = (c * 6)[: len(b)]

@@ -1,4 +1,4 @@
-"""pytest_ruler.report.render: Markdown and PNG output of a saved JSON report."""
+"""pytest_ruler.report (load, markdown, plots, render): Markdown and PNG output of a saved JSON report."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import sys
 import pytest
 
 from pytest_ruler.errors import RulerUsageError
-from pytest_ruler.report.render import format_effective_length, load_report, markdown, plot_scores, render_report
+from pytest_ruler.report.load import load_report
+from pytest_ruler.report.markdown import markdown
+from pytest_ruler.report.plots import plot_scores
+from pytest_ruler.report.render import render_report
+from pytest_ruler.results.table import format_effective_length
 from pytest_ruler.report.build import build_report, write_report
 from pytest_ruler.run.session import ItemResult
 

@@ -1,0 +1,282 @@
+"""A report dict as Markdown: the header, Table 3 per mode, the comparison, the depth sweeps.
+
+    report dict ──markdown(report, images=...)──► Markdown text
+        header (model, back end, haystack, threshold, items, gate)
+        Table 3 per mode: results.table3's cells, with † (over the context) and ‡ (errors) marks
+        native vs map-reduce, map-reduce compliance, depth sweeps (results.cells.depth_cells)
+
+A pure function of the report: the numbers shown are the ones the report holds or
+the ones ``pytest_ruler.results`` computes from it, in the terminal's notation.
+Layout follows the RULER paper's Table 3 for one model: tasks as rows, then a Total
+row; columns 4K..128K, Avg, wAvg (inc), wAvg (dec), effective length, printed as
+:func:`~pytest_ruler.results.table.format_effective_length` does (the paper's
+">128K" is "≥128K" here, over whatever lengths were tested).
+
+Depths in [0, 1] are read as fractions, larger ones as percentages. Reports without
+depth sweeps render without a depth section.
+
+Public names: ``markdown``, ``depth_label`` (the plots label depths the same way).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..lengths import format_length
+from ..results.cells import depth_cells, mode_items
+from ..results.table import table3
+from .load import MODE_TITLE, report_modes
+
+__all__ = ["depth_label", "markdown"]
+
+_OVER = "†"
+_ERR = "‡"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _score(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def _total(report: Mapping[str, Any], mode: str) -> dict[str, str] | None:
+    """The Total row of a mode's Table 3 (Avg, wAvg and effective length, as the table prints
+    them), or None when the mode has no summary."""
+    if not (report.get("summary") or {}).get(mode):
+        return None
+    return dict(zip(("avg", "wavg_inc", "wavg_dec", "effective"), table3(report, mode).rows[-1][-4:]))
+
+
+def depth_label(d: float, depths: Sequence[float]) -> str:
+    """A depth as a percentage (``25%``); ``depths`` all in [0, 1] are fractions."""
+    pct = d * 100 if max(depths) <= 1.0 else d
+    return f"{pct:g}%"
+
+
+def _haystack_lines(corpus: str) -> tuple[str, str | None]:
+    """The header line for the haystack corpus, and a warning when it is not the paper's essays."""
+    parts = [p.strip() for p in str(corpus or "").split(";") if p.strip()]
+    if not parts:
+        return "- **Haystack corpus:** not recorded in this report", None
+    line = f"- **Haystack corpus:** {'; '.join(parts)}"
+    other_essays = []
+    for p in parts:
+        low = p.lower()
+        flat = re.sub(r"[^a-z]", "", low)
+        if "pydoc_data" in low or "not the paper" in low:
+            other_essays.append(p)
+        elif low.startswith("essays:") and "paulgraham" not in flat:
+            other_essays.append(p)
+    if not other_essays:
+        return line, None
+    return line, (
+        f"> **Warning: not the paper's haystack.** The essay haystack here is {'; '.join(other_essays)}, "
+        "not the Paul Graham essays the RULER paper uses, so scores on the essay-haystack tasks are not "
+        "comparable with the paper's numbers. Fetch the paper's essays with `pytest-ruler download essays` "
+        "and pass them with `--ruler-essays`."
+    )
+
+
+def _gate_line(report: Mapping[str, Any]) -> str | None:
+    gate = report.get("gate") or {}
+    required = gate.get("required_effective_length")
+    passed = gate.get("passed")
+    if required is None and passed is None:
+        return None
+    total = _total(report, "native")
+    eff_s = total["effective"] if total else "-"
+    req_s = "-" if required is None else format_length(int(required))
+    if passed is True:
+        return f"- **Gate:** PASSED: effective length {eff_s} ≥ required {req_s}"
+    if passed is False:
+        return f"- **Gate:** FAILED: effective length {eff_s} < required {req_s}"
+    return f"- **Gate:** not decided (required {req_s}; effective length {eff_s})"
+
+
+def _grounding_lines(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What code did to the model's records (a label, shown above the map-reduce Table 3),
+    and how often the model wrote the protocol, per map-reduce item (a table, shown below it)."""
+    from ..mapreduce import grounding_label
+
+    its = mode_items(report, "mapreduce")
+    if not its:
+        return [], []
+    labels = sorted({grounding_label({"grounding": (it.get("mapreduce") or {}).get("grounding")}) for it in its})
+    head = [f"**Map-reduce {label}.**" for label in labels] + [""]
+    lines = ["Protocol compliance of the map records (the structured information protocol's four fields):", ""]
+    lines.append(_row(["Task", "Length", "Strategy", "Grounding", "Map records", "All four fields", "With a confidence", "Parse failures", "Collapse calls"]))
+    lines.append("|:---|---:|:---|:---|---:|---:|---:|---:|---:|")
+    for it in sorted(its, key=lambda x: (x["task"], x["length"], x.get("seed", 0))):
+        mr = it.get("mapreduce") or {}
+        comp = (mr.get("compliance") or {}).get("map") or {}
+        collapse = (mr.get("calls_per_stage") or {}).get("collapse", 0)
+        cells = [comp.get(k, "-") for k in ("records", "four_fields", "confidence", "parse_failures")]
+        lines.append(_row([it["task"], format_length(int(it["length"])), mr.get("strategy") or "-", mr.get("grounding") or "-", *map(str, cells), str(collapse)]))
+    lines.append("")
+    return head, lines
+
+
+def _items_line(report: Mapping[str, Any]) -> str | None:
+    items = report.get("items") or []
+    if not items:
+        return None
+    parts = []
+    for mode in ("native", "mapreduce"):
+        its = mode_items(report, mode)
+        if not its:
+            continue
+        tasks = {it["task"] for it in its}
+        lengths = {it["length"] for it in its}
+        seeds = {it.get("seed") for it in its}
+        parts.append(f"{len(its)} {MODE_TITLE[mode]} ({len(tasks)} tasks × {len(lengths)} lengths × {len(seeds)} seeds)")
+    samples = sorted({it.get("samples") for it in items if isinstance(it.get("samples"), int)})
+    text = "- **Items:** " + ", ".join(parts)
+    if samples:
+        text += f"; {samples[0]} samples per item" if len(samples) == 1 else f"; {samples[0]}–{samples[-1]} samples per item"
+    return text
+
+
+def _flag(items: Sequence[Mapping[str, Any]]) -> str:
+    marks = ""
+    if any(int(it.get("over_length") or 0) > 0 for it in items):
+        marks += _OVER
+    if any(int(it.get("errors") or 0) > 0 for it in items):
+        marks += _ERR
+    return marks
+
+
+def _table(report: Mapping[str, Any], mode: str) -> list[str]:
+    """Table 3 of one mode (the terminal's cells, from results.table3), with flags per cell."""
+    table = table3(report, mode)
+    by_cell: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for it in mode_items(report, mode):
+        by_cell.setdefault((it["task"], int(it["length"])), []).append(it)
+    head = ["Task", *table.header[1:-4], "Avg", "wAvg (inc)", "wAvg (dec)", "Effective"]
+    out = [_row(head), "|:---|" + "---:|" * (len(head) - 1)]
+    for row in table.rows:
+        if row[0] == "Total":
+            out.append(_row(["**Total**", *row[1:]]))
+            continue
+        cells = [row[0]]
+        for L, text in zip(table.lengths, row[1:1 + len(table.lengths)]):
+            marks = _flag(by_cell.get((row[0], L), []))
+            cells.append(f"{text} {marks}" if marks else text)
+        out.append(_row(cells + row[1 + len(table.lengths):]))
+    return out
+
+
+def _flag_notes(report: Mapping[str, Any], mode: str) -> list[str]:
+    over, err = [], []
+    for it in mode_items(report, mode):
+        where = f"{it['task']} at {format_length(int(it['length']))} (seed {it.get('seed')}"
+        n = it.get("samples")
+        if int(it.get("over_length") or 0) > 0:
+            over.append(f"{where}: {it['over_length']} of {n})")
+        if int(it.get("errors") or 0) > 0:
+            err.append(f"{where}: {it['errors']} of {n})")
+    lines = []
+    if over:
+        lines.append(f"{_OVER} samples longer than the model's context window (scored as wrong): " + "; ".join(over))
+    if err:
+        lines.append(f"{_ERR} samples whose generation failed (scored as wrong): " + "; ".join(err))
+    return lines
+
+
+def _depth_section(report: Mapping[str, Any], mode: str) -> list[str]:
+    tables = depth_cells(report, mode)
+    if not tables:
+        return []
+    title = "Depth sweep" if mode == "native" else f"Depth sweep ({MODE_TITLE[mode]})"
+    out = [f"## {title}", "", "Score by needle depth (rows, 0% = start of the context) and length (columns), averaged over seeds.", ""]
+    for task, (depths, lengths, cells) in tables.items():
+        out.append(f"### {task}")
+        out.append("")
+        out.append(_row(["Depth", *(format_length(L) for L in lengths)]))
+        out.append("|:---|" + "---:|" * len(lengths))
+        for d in depths:
+            out.append(_row([depth_label(d, depths), *(_score(cells.get((d, L))) for L in lengths)]))
+        out.append("")
+    return out
+
+
+def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = ()) -> str:
+    """The report as Markdown: header, Table 3 per mode, comparisons, depth sweeps.
+
+    ``images`` (paths relative to where the Markdown will live) are linked at the end.
+    """
+    threshold = report.get("threshold")
+    lines = [f"# RULER report: {report.get('model', '?')}", ""]
+    lines.append(f"- **Model:** `{report.get('model', '?')}`")
+    lines.append(f"- **Backend:** {report.get('backend', '?')}")
+    lines.append(f"- **Tokenizer:** `{report.get('tokenizer', '?')}`")
+    if report.get("chat_template"):
+        lines.append(f"- **Chat template:** {report['chat_template']}")
+    hay_line, hay_warning = _haystack_lines(report.get("haystack_corpus", ""))
+    lines.append(hay_line)
+    if threshold is not None:
+        lines.append(f"- **Threshold:** {threshold:g} (an item passes, and a length counts toward the effective length, when its score is above it)")
+    items_line = _items_line(report)
+    if items_line:
+        lines.append(items_line)
+    gate = _gate_line(report)
+    if gate:
+        lines.append(gate)
+    lines.append("")
+    if hay_warning:
+        lines += [hay_warning, ""]
+
+    modes = report_modes(report)
+    if not modes:
+        lines += ["No items in this report.", ""]
+    seeds = {it.get("seed") for it in report.get("items") or []}
+    for mode in modes:
+        heading = "Effective context length" if mode == "native" else "Map-reduce (chunked inference)"
+        lines += [f"## {heading}", ""]
+        grounding_head, grounding_table = _grounding_lines(report) if mode == "mapreduce" else ([], [])
+        lines += grounding_head
+        lines += _table(report, mode)
+        lines.append("")
+        notes = _flag_notes(report, mode)
+        if notes:
+            lines += notes + [""]
+        lines += grounding_table
+    if modes:
+        thr = f" {threshold:g}" if threshold is not None else ""
+        lines.append(
+            f"Scores are percentages (RULER metric over each item's samples), averaged over {len(seeds)} seed(s); "
+            "Total is the mean over tasks at each length, as in the paper's Table 3. "
+            f"Effective length: the longest tested length scoring above the threshold{thr}; "
+            "\"≥L\" means it passes at the longest tested length L (the paper's \">128K\"), "
+            "\"<L\" that it is below the threshold at every tested length, the shortest being L."
+        )
+        lines.append("")
+
+    native, mr = _total(report, "native"), _total(report, "mapreduce")
+    if native and mr:  # the two Total rows of Table 3, side by side
+        lines += ["## Native vs map-reduce", "", f"**native effective {native['effective']} vs map-reduce effective {mr['effective']}**", ""]
+        lines.append(_row(["Mode", "Effective", "Avg", "wAvg (inc)", "wAvg (dec)"]))
+        lines.append("|:---|---:|---:|---:|---:|")
+        for name, total in (("native", native), ("map-reduce", mr)):
+            lines.append(_row([name, total["effective"], total["avg"], total["wavg_inc"], total["wavg_dec"]]))
+        lines.append("")
+
+    for mode in modes:
+        lines += _depth_section(report, mode)
+
+    if images:
+        lines += ["## Plots", ""]
+        for img in images:
+            p = Path(img)
+            lines += [f"![{p.stem}]({p.as_posix()})", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+

@@ -1,0 +1,146 @@
+"""A report dict as PNG plots: score vs length per mode, and a depth x length heatmap per task.
+
+    report dict ──plot_scores(report, out_dir, prefix=...)──► [PNG paths]
+        {prefix}.scores.png            tasks' cells (results.cells.report_cells) and the summary's Total
+        {prefix}.scores.mapreduce.png  the same for map-reduce, the native Total in grey
+        {prefix}.depth.{task}.png      depth sweeps (results.cells.depth_cells)
+
+Every point is a number the report holds or ``pytest_ruler.results`` computes from
+it: the lines are Table 3's cells, so a cell Table 3 shows as ERR has no point.
+
+matplotlib is optional (``pip install "pytest-ruler[plot]"``); it is imported only
+inside :func:`plot_scores`, drawing on the Agg canvas without touching pyplot's
+global state. Without it, ``RulerUsageError("--ruler-plots", out_dir, PLOT_FIX)``.
+
+Public names: ``PLOT_FIX``, ``plot_scores``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import RulerUsageError
+from ..lengths import format_length
+from ..results.cells import depth_cells, ordered_tasks, report_cells
+from ..results.table import format_effective_length
+from .load import MODE_TITLE, report_modes
+from .markdown import depth_label
+
+__all__ = ["PLOT_FIX", "plot_scores"]
+
+PLOT_FIX = 'pip install "pytest-ruler[plot]"'
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "task"
+
+
+def _import_matplotlib(out_dir: Any) -> tuple[Any, Any]:
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise RulerUsageError("--ruler-plots", str(out_dir), PLOT_FIX) from None
+    return Figure, FigureCanvasAgg
+
+
+def _new_figure(Figure: Any, FigureCanvasAgg: Any, size: tuple[float, float]) -> Any:
+    fig = Figure(figsize=size, dpi=100)
+    FigureCanvasAgg(fig)  # Agg canvas, no pyplot global state
+    return fig
+
+
+def _length_axis(ax: Any, lengths: Sequence[int]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(lengths))
+    ax.set_xticklabels([format_length(L) for L in lengths])
+    ax.minorticks_off()
+    ax.set_xlabel("context length (tokens)")
+
+
+def plot_scores(report: Mapping[str, Any], out_dir: str | Path, *, prefix: str = "ruler") -> list[Path]:
+    """Write the PNG plots of a report into ``out_dir``; return their paths.
+
+    - ``{prefix}.scores.png``: score vs length, one line per task, the Total line
+      (``summary``'s per-length scores) in bold, the threshold dashed; x is log2 with
+      K labels. ``{prefix}.scores.mapreduce.png`` likewise for map-reduce items, with
+      the native Total as a grey reference.
+    - ``{prefix}.depth.{task}.png`` (``.mapreduce`` before ``.png`` for that mode): a
+      depth x length heatmap per task that carries depth sweeps.
+
+    Needs matplotlib: ``RulerUsageError("--ruler-plots", out_dir, ...)`` without it.
+    """
+    Figure, FigureCanvasAgg = _import_matplotlib(out_dir)
+    from matplotlib import colormaps
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    summary = report.get("summary") or {}
+    threshold = report.get("threshold")
+    model = report.get("model", "?")
+    native = summary.get("native")
+
+    for mode in report_modes(report):
+        s = summary.get(mode)
+        means, _ = report_cells(report, mode)
+        pl = {int(k): float(v) for k, v in ((s or {}).get("per_length") or {}).items()}
+        lengths = sorted(set(pl) | {L for sc in means.values() for L in sc})
+        if not lengths:
+            continue
+        fig = _new_figure(Figure, FigureCanvasAgg, (9.0, 5.0))
+        ax = fig.add_subplot(1, 1, 1)
+        tasks = ordered_tasks(list(means))
+        palette = colormaps["tab10" if len(tasks) <= 10 else "tab20"]
+        for i, task in enumerate(tasks):
+            xs = sorted(means[task])
+            ax.plot(xs, [means[task][L] for L in xs], marker="o", markersize=3, linewidth=1.0, alpha=0.8,
+                    color=palette(i % palette.N), label=task)
+        if pl:
+            xs = sorted(pl)
+            eff = format_effective_length(s.get("effective_length"), xs)
+            ax.plot(xs, [pl[L] for L in xs], color="black", linewidth=2.6, marker="s", label=f"Total (effective {eff})")
+        if mode != "native" and native:
+            npl = {int(k): float(v) for k, v in native["per_length"].items()}
+            xs = sorted(npl)
+            ax.plot(xs, [npl[L] for L in xs], color="grey", linewidth=1.8, linestyle=":", label="Total, native")
+        if threshold is not None:
+            ax.axhline(float(threshold), color="red", linestyle="--", linewidth=1.2, label=f"threshold {float(threshold):g}")
+        _length_axis(ax, lengths)
+        ax.set_ylim(-2, 102)
+        ax.set_ylabel("score (%)")
+        ax.grid(True, alpha=0.3)
+        ax.set_title(f"RULER, {model} ({MODE_TITLE[mode]}): score vs length")
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small", frameon=False)
+        fig.tight_layout()
+        path = out / (f"{prefix}.scores.png" if mode == "native" else f"{prefix}.scores.{mode}.png")
+        fig.savefig(path, format="png")
+        written.append(path)
+
+        for task, (depths, dlengths, cells) in depth_cells(report, mode).items():
+            fig = _new_figure(Figure, FigureCanvasAgg, (1.6 + 1.0 * len(dlengths), 1.4 + 0.45 * len(depths)))
+            ax = fig.add_subplot(1, 1, 1)
+            grid = [[cells.get((d, L), float("nan")) for L in dlengths] for d in depths]
+            im = ax.imshow(grid, aspect="auto", cmap="RdYlGn", vmin=0, vmax=100, interpolation="nearest")
+            ax.set_xticks(range(len(dlengths)))
+            ax.set_xticklabels([format_length(L) for L in dlengths])
+            ax.set_yticks(range(len(depths)))
+            ax.set_yticklabels([depth_label(d, depths) for d in depths])
+            ax.set_xlabel("context length (tokens)")
+            ax.set_ylabel("needle depth")
+            for i, row in enumerate(grid):
+                for j, v in enumerate(row):
+                    if not math.isnan(v):
+                        ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=7, color="black")
+            fig.colorbar(im, ax=ax, label="score (%)")
+            ax.set_title(f"{task} ({MODE_TITLE[mode]}): depth × length", fontsize="medium")
+            fig.tight_layout()
+            suffix = "" if mode == "native" else f".{mode}"
+            path = out / f"{prefix}.depth.{_safe(task)}{suffix}.png"
+            fig.savefig(path, format="png")
+            written.append(path)
+    return written

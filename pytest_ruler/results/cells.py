@@ -1,0 +1,112 @@
+"""Table 3's cells read back from a saved report's items, for Markdown, plots and snapshots.
+
+    report dict ──mode_items(report, mode)──► that mode's items
+                ──report_cells(report, mode)──► cell_scores over them: {task: {length: mean over seeds}}, errored cells
+                ──depth_cells(report, mode)──► {task: (depths, lengths, {(depth, length): mean over seeds})}
+
+A saved report holds items as dicts, not ``ItemResult`` objects; ``report_cells``
+hands them to :func:`pytest_ruler.results.cell_scores`, the one mean over seeds, so
+a report rendered later shows the numbers the run showed. ``depth_cells`` averages
+the optional per-item depth sweeps the same way (see :func:`depth_map` for the
+shapes it reads).
+
+Public names: ``depth_cells``, ``depth_map``, ``mode_items``, ``ordered_tasks``, ``report_cells``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from ..errors import RulerUsageError
+from .summary import cell_scores
+from .table import TASK_ORDER
+
+__all__ = ["depth_cells", "depth_map", "mode_items", "ordered_tasks", "report_cells"]
+
+
+def ordered_tasks(names: Sequence[str]) -> list[str]:
+    """The paper's row order for its 13 tasks, then the others in the order given."""
+    seen = list(dict.fromkeys(names))
+    return [t for t in TASK_ORDER if t in seen] + [t for t in seen if t not in TASK_ORDER]
+
+
+def mode_items(report: Mapping[str, Any], mode: str) -> list[Mapping[str, Any]]:
+    """The report's items of one mode (``"native"`` when an item names none)."""
+    return [it for it in report.get("items") or [] if it.get("mode", "native") == mode]
+
+
+class _Item(NamedTuple):  # what cell_scores reads of an ItemResult
+    task: str
+    length: int
+    mode: str
+    score: float
+    error: Any
+
+
+def report_cells(report: Mapping[str, Any], mode: str = "native") -> tuple[dict[str, dict[int, float]], dict[str, set[int]]]:
+    """:func:`~pytest_ruler.results.cell_scores` of a report dict's items of ``mode``.
+
+    Items that are not objects are skipped; an item without a task, length or (unless
+    it errored) score is a ``RulerUsageError``.
+    """
+    items = []
+    for item in report.get("items") or []:
+        if not isinstance(item, Mapping) or item.get("mode", "native") != mode:
+            continue
+        try:
+            error = item.get("error")
+            score = 0.0 if error is not None else float(item["score"])  # an errored item has no score
+            items.append(_Item(str(item["task"]), int(item["length"]), mode, score, error))
+        except (KeyError, TypeError, ValueError):
+            raise RulerUsageError(
+                "report", dict(item), "each item needs 'task', 'length' and 'score' (a --ruler-report item)."
+            ) from None
+    return cell_scores(items, mode)
+
+
+def depth_map(item: Mapping[str, Any]) -> dict[float, float] | None:
+    """An item's depth sweep as ``{depth: score}``, or ``None`` when it has none.
+
+    Read from ``item["depth_scores"]`` as a mapping ``{depth: score}``, a list parallel
+    to ``item["depths"]`` or a list of ``{"depth": d, "score": s}``; or from
+    ``item["depths"]`` itself as a mapping or such a list.
+    """
+    ds, depths = item.get("depth_scores"), item.get("depths")
+    pairs: list[tuple[Any, Any]] = []
+    if isinstance(ds, Mapping):
+        pairs = list(ds.items())
+    elif isinstance(ds, list) and isinstance(depths, list) and len(ds) == len(depths):
+        pairs = list(zip(depths, ds))
+    elif isinstance(ds, list) and all(isinstance(d, Mapping) for d in ds):
+        pairs = [(d.get("depth"), d.get("score")) for d in ds]
+    elif isinstance(depths, Mapping):
+        pairs = list(depths.items())
+    elif isinstance(depths, list) and all(isinstance(d, Mapping) for d in depths):
+        pairs = [(d.get("depth"), d.get("score")) for d in depths]
+    out: dict[float, float] = {}
+    for d, s in pairs:
+        try:
+            out[float(d)] = float(s)
+        except (TypeError, ValueError):
+            continue
+    return out or None
+
+
+def depth_cells(report: Mapping[str, Any], mode: str) -> dict[str, tuple[list[float], list[int], dict[tuple[float, int], float]]]:
+    """Per task with depth data: (depths, lengths, {(depth, length): mean over seeds})."""
+    acc: dict[str, dict[tuple[float, int], list[float]]] = {}
+    for it in mode_items(report, mode):
+        dm = depth_map(it)
+        if not dm:
+            continue
+        for d, s in dm.items():
+            acc.setdefault(it["task"], {}).setdefault((d, int(it["length"])), []).append(s)
+    out = {}
+    for task in ordered_tasks(list(acc)):
+        cells = {k: math.fsum(v) / len(v) for k, v in acc[task].items()}
+        depths = sorted({d for d, _ in cells})
+        lengths = sorted({L for _, L in cells})
+        out[task] = (depths, lengths, cells)
+    return out
