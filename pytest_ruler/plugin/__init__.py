@@ -1,8 +1,11 @@
 """The pytest entry point (``pytest11``: ``ruler = pytest_ruler.plugin``).
 
-Hooks only; each hands off to ``config``, ``gpus``, ``session``, ``items``,
-``fixtures`` or ``reporting``. Nothing happens unless ``--ruler-model`` (or
-ini ``ruler_model``) is given: then a :class:`~pytest_ruler.plugin.terminal.RulerPlugin`
+Hooks only; each hands off to ``pytest_ruler.options`` (the option spec),
+``engines.gpus``, ``run`` (the session and its runner), or this package's
+``items``, ``fixtures``, ``terminal`` and ``hookspecs``. Nothing here runs an
+item, aggregates or gates: that is the core's (``run``, ``results``, ``report``).
+
+Nothing happens unless ``--ruler-model`` (or ini ``ruler_model``) is given: then a :class:`~pytest_ruler.plugin.terminal.RulerPlugin`
 object holding the run's state is registered. Plain ``pytest`` is unchanged,
 and importing this module imports no torch, transformers or vllm.
 """

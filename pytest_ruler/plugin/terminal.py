@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 
@@ -290,7 +290,8 @@ class RulerPlugin:
             state = "interrupted" if self.interrupted else "stopped"
             tr.write_line(f"{state} after {len(self.finished)} of {len(self.expected)} items: the table and report are partial (\"complete\": false)", yellow=True, bold=True)
         if len(modes) > 1:
-            eff = {m: format_length((self.report["summary"][m] or {}).get("effective_length")) for m in modes}
+            # the Total row's own notation (<L, L, ≥L), so the line and the table agree
+            eff = {m: table3(self.report, m).rows[-1][-1] if (self.report["summary"].get(m)) else "-" for m in modes}
             tr.write_line(f"effective length: native {eff['native']} | map-reduce {eff['mapreduce']}", bold=True)
             rescued = [x for x in self.report.get("mapreduce_vs_native", []) if x["rescued"]]
             if rescued:

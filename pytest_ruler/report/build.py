@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..results import ItemResult, mapreduce_vs_native, summarize_results
+from ..results.item import SCHEMA
 from ..secrets import scrub
 
 __all__ = ["build_report", "mapreduce_vs_native", "summarize_results", "write_report"]
 
-SCHEMA = "pytest-ruler/1"
 
 
 def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: str, threshold: float,

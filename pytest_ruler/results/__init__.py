@@ -9,6 +9,13 @@ The plugin, the JSON/Markdown reports, the snapshot extension and the
 ``pytest-ruler gate`` command all go through these functions; none of them
 aggregates or gates on its own.
 
+Modules: ``item`` (ItemResult, the report SCHEMA), ``summary`` (cell_scores,
+summarize_results, mapreduce_vs_native), ``aggregate`` (the paper's formulas:
+Avg, wAvg, effective length), ``scoring`` (RULER's metrics), ``table`` (Table 3
+and its notation), ``cells`` (Table 3's cells read back from a saved report),
+``gate`` (the verdict), ``baseline`` / ``stats`` / ``regressions`` (comparing
+with an earlier report).
+
 Public names: ``ItemResult``, ``Verdict``, ``cell_scores``, ``gate``,
 ``mapreduce_vs_native``, ``summarize_results``.
 """

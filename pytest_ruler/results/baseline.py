@@ -79,7 +79,7 @@ from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, two_proportion
 
 __all__ = ["DEFAULT_ALPHA", "SCHEMA", "Comparison", "Comparisons", "NotCompared", "compare", "load_baseline"]
 
-SCHEMA = "pytest-ruler/1"
+from .item import SCHEMA
 DEFAULT_ALPHA = 0.05
 
 

@@ -5,7 +5,7 @@ the controller) and into the JSON report's ``items``. An item with ``error``
 set has no trustworthy score: it fails, and aggregation treats its cell as
 missing evidence.
 
-Public names: ``ItemResult``.
+Public names: ``ItemResult``, ``SCHEMA`` (of the JSON report that carries them).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["ItemResult"]
+__all__ = ["SCHEMA", "ItemResult"]
+
+SCHEMA = "pytest-ruler/1"  # the JSON report's schema: items are ItemResult.to_dict()
 
 
 @dataclass(frozen=True)

@@ -54,16 +54,11 @@ class Table:
 def table3(report: Mapping[str, Any], mode: str = "native") -> Table:
     """Table 3 of one mode of a report: a row per task (scores per length, its effective
     length), then Total (per-length means, Avg, wAvg inc/dec, effective length)."""
+    from .cells import report_cells  # cells reads TASK_ORDER from here
+
     summary = (report.get("summary") or {}).get(mode) or {}
     items = [i for i in report.get("items", []) if i.get("mode", "native") == mode]
-    scores: dict[str, dict[int, list[float]]] = {}
-    errored: dict[str, set[int]] = {}
-    for i in items:
-        task, length = str(i["task"]), int(i["length"])
-        if i.get("error") is not None:
-            errored.setdefault(task, set()).add(length)
-        else:
-            scores.setdefault(task, {}).setdefault(length, []).append(float(i["score"]))
+    scores, errored = report_cells(report, mode)  # the one mean over seeds (results.cell_scores)
     per_task_eff = dict(summary.get("per_task_effective_length") or {})
     lengths = sorted({int(i["length"]) for i in items} | {int(L) for L in summary.get("per_length", {})})
     names = list(dict.fromkeys([*scores, *errored, *per_task_eff]))
@@ -77,8 +72,7 @@ def table3(report: Mapping[str, Any], mode: str = "native") -> Table:
             if L in errored.get(task, set()):
                 cells.append("ERR")
             elif L in scores.get(task, {}):
-                v = scores[task][L]
-                cells.append(f"{sum(v) / len(v):.1f}")
+                cells.append(f"{scores[task][L]:.1f}")
             else:
                 cells.append("-")
         eff = format_effective_length(per_task_eff.get(task), tested) if task in per_task_eff else "-"

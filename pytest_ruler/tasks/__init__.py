@@ -1,9 +1,11 @@
 """RULER tasks: families, the 13 standard tasks, and sample generation.
 
 Public names are re-exported here; see each module for its design notes:
-``base`` (Sample, budget filler), ``niah``, ``variable_tracking``,
-``aggregation`` (cwe, fwe), ``qa``, ``haystack``, ``words``, ``registry``,
-``generate``.
+``base`` (Sample, TaskSpec, GenerationContext), ``budget`` (filling a
+length budget), ``niah``, ``variable_tracking``, ``aggregation`` (cwe, fwe),
+``qa``, ``haystack``, ``words``, ``registry``, ``generate``; and what prompts
+are measured in: ``tokenizer`` (the model's tokenizer, the embedded model) and
+``chat`` (the chat template frame around a task prompt).
 """
 
 from .base import BASE_FRAME, Frame, GenerationContext, Sample, TaskSpec

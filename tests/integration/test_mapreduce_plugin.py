@@ -23,7 +23,7 @@ def test_twin_items_rescue_native_failures_side_by_side(pytester, xdist):
     assert any("ruler::vt[16384-seed0-mapreduce]" in ln and "PASSED" in ln for ln in lines)  # xdist puts [gwN] first
     assert any("ruler::vt[16384-seed0]" in ln and "FAILED" in ln for ln in lines)
     assert "map-reduce (LLM x MapReduce, chunked" in out  # the header may carry the grounding label
-    assert "effective length: native - | map-reduce 16K" in out
+    assert "effective length: native <16K | map-reduce ≥16K" in out  # Table 3's notation
     rescue = next(ln for ln in lines if ln.startswith("map-reduce passes where native fails"))
     assert rescue.endswith("cwe@16K, niah_single_1@16K, vt@16K")
     assert "grounding: literal (hallucination filter only" in rescue  # the line says what code did to the records

@@ -42,4 +42,4 @@ def test_real_model_map_reduce_passes_where_its_window_fails(pytester):
     assert twin["mapreduce"]["window"] == 2048 and min(twin["mapreduce"]["chunks"]) >= 4
     assert all(c["prompt_tokens"] + 128 <= 2048 for c in twin["calls"] if c["stage"] == "map")
     assert data["mapreduce_vs_native"][0]["rescued"]
-    assert "effective length: native - | map-reduce 4K" in result.stdout.str()
+    assert "effective length: native <4K | map-reduce ≥4K" in result.stdout.str()
