@@ -2,20 +2,27 @@
 
 This one is a baseline, not a model: it answers with the last 7-digit number
 in the prompt. Select it with --ruler-backend=echo-last-number (see conftest.py).
+
+Its options are declared on the class (``options``): ``--ruler-engine-option
+max_context=8192`` is then checked and converted at start-up, and a misspelt
+key is refused with the known ones listed. Without ``options`` every
+``--ruler-engine-option`` passes through unchecked.
 """
 
 import re
 
-from pytest_ruler.engines import Completion, check_context
+from pytest_ruler.engines import Completion, EngineOption, check_context
+from pytest_ruler.engines.options import engine_options
 from pytest_ruler.tasks.tokenizer import load_tokenizer
 
 
 class EchoLastNumberEngine:
     name = "echo-last-number"
+    options = (EngineOption("max_context", "int", 131072, "the context it claims (--ruler-max-model-len wins)", minimum=1),)
 
     def __init__(self, config):
         self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
-        self.max_context = config.max_model_len or 131072
+        self.max_context = config.max_model_len or engine_options(config, self.name)["max_context"]
 
     def identity(self):
         return {"engine": self.name, "version": 1}

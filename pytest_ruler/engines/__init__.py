@@ -12,6 +12,10 @@
   bench/engines.py and the README), else hf.
 - any name added with ``register_engine(name, factory)`` (e.g. from a conftest).
 
+Each engine declares its ``--ruler-engine-option`` keys as
+:class:`~.options.EngineOption` tuples (a custom factory as ``factory.options``);
+:mod:`.options` coerces them once at start-up.
+
 Importing this package imports no torch, transformers or vllm.
 """
 
@@ -24,12 +28,14 @@ from typing import Any, Callable, Mapping
 
 from ..errors import RulerUsageError
 from .base import Completion, Engine, EngineConfig, GenerationRequest, check_context, over_length
+from .options import EngineOption
 
 __all__ = [
     "BUILTIN_ENGINES",
     "Completion",
     "Engine",
     "EngineConfig",
+    "EngineOption",
     "GenerationRequest",
     "check_context",
     "describe_engine",

@@ -12,10 +12,10 @@ that folder in well under a second. transformers refuses ``save_pretrained``
 on a GGUF-loaded model, so the conversion rebuilds it from its config and
 loads the state dict (all keys must match).
 
-Options (``EngineConfig.options``): ``batch_size`` (requests per forward pass;
-default 4 on CPU — an item's prompts have nearly equal lengths, so padding is
-small: measured 0.88x the one-by-one time at 1K with identical answers, see
-bench/engine_overhead.py — and 8 on CUDA), ``threads`` (torch CPU threads).
+Options (``EngineConfig.options``): declared in ``OPTIONS`` (coerced by
+:mod:`.options`). The ``batch_size`` default, 4 on CPU, is measured: an
+item's prompts have nearly equal lengths, so padding is small (0.88x the
+one-by-one time at 1K with identical answers, see bench/engine_overhead.py).
 """
 
 from __future__ import annotations
@@ -32,8 +32,15 @@ from typing import Any, Mapping, Sequence
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .options import EngineOption, engine_options
 
-__all__ = ["HFEngine", "check_model", "converted_gguf_folder", "resolve_model"]
+__all__ = ["OPTIONS", "HFEngine", "check_model", "converted_gguf_folder", "resolve_model"]
+
+OPTIONS: tuple[EngineOption, ...] = (
+    EngineOption("batch_size", "int", None, "requests per forward pass (--ruler-batch-size wins); default 4 on CPU, 8 on CUDA", minimum=1),
+    EngineOption("threads", "int", None, "torch CPU threads (default: torch's)", minimum=1),
+    EngineOption("revision", "str", None, "model revision of a Hugging Face id (branch, tag or commit); default main"),
+)
 
 
 def _sha256(path: Path) -> str:
@@ -110,7 +117,7 @@ def _folder_identity(folder: Path) -> str:
 def _model_identity(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     """(source to load, identity) — for a GGUF, converting it once if needed."""
     kind, path = resolve_model(config.model)
-    revision = dict(config.options).get("revision")
+    revision = engine_options(config, "hf")["revision"]
     if kind == "gguf":
         assert path is not None
         folder, digest = converted_gguf_folder(path)
@@ -185,7 +192,7 @@ def check_model(config: EngineConfig) -> int | None:
     try:
         from huggingface_hub import try_to_load_from_cache
 
-        cached = try_to_load_from_cache(config.model, "config.json", revision=dict(config.options).get("revision"))
+        cached = try_to_load_from_cache(config.model, "config.json", revision=engine_options(config, "hf")["revision"])
     except Exception:
         return None
     return _config_context(_read_config(Path(cached), config.model)) if isinstance(cached, str) else None
@@ -232,10 +239,10 @@ class HFEngine:
         except ImportError as exc:
             raise RulerUsageError("--ruler-backend", "hf", 'the transformers engine needs torch and transformers: pip install torch==2.13.0 (CPU) then pip install "pytest-ruler[hf]"') from exc
         self.config = config
-        opts = dict(config.options)
-        threads = opts.get("threads")
+        opts = engine_options(config, "hf")
+        threads = opts["threads"]
         if threads:
-            torch.set_num_threads(int(threads))
+            torch.set_num_threads(threads)
         device, dtype_name = _device_and_dtype(config, torch.cuda.is_available())
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise RulerUsageError("--ruler-device", config.device, "no CUDA device is visible; use --ruler-device=cpu or auto")
@@ -244,7 +251,7 @@ class HFEngine:
         if not isinstance(dtype, torch.dtype):
             raise RulerUsageError("--ruler-dtype", config.dtype, "use auto, float32, bfloat16 or float16")
         self.dtype = dtype_name
-        revision = opts.get("revision")
+        revision = opts["revision"]
         # the tokenizer first: it is cheap, and a GGUF without one should say so before any conversion
         self.tokenizer = load_tokenizer(config.tokenizer or config.model, trust_remote_code=config.trust_remote_code)
         source, _ = _model_identity(config)
@@ -272,7 +279,7 @@ class HFEngine:
             if tid is not None and tid not in self.eos_ids:
                 self.eos_ids.append(tid)
         self.pad_id = self.eos_ids[0] if self.eos_ids else 0
-        self.batch_size = int(config.batch_size or opts.get("batch_size") or (8 if device.startswith("cuda") else 4))
+        self.batch_size = int(config.batch_size or opts["batch_size"] or (8 if device.startswith("cuda") else 4))
         self._identity = dict(self.describe(config))
         self._identity["device"] = "cuda" if device.startswith("cuda") else "cpu"
 

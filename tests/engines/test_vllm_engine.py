@@ -145,24 +145,28 @@ def test_hf_overrides_pass_through_and_merge_with_rope_scaling():
 
 
 @pytest.mark.parametrize(
-    ("options", "parameter"),
+    ("options", "fix"),
     [
-        ({"tensor_parallel_size": 0}, "vllm option tensor_parallel_size"),
-        ({"tensor_parallel_size": "two"}, "vllm option tensor_parallel_size"),
-        ({"tensor_parallel_size": 1.5}, "vllm option tensor_parallel_size"),
-        ({"gpu_memory_utilization": 1.5}, "vllm option gpu_memory_utilization"),
-        ({"gpu_memory_utilization": 0}, "vllm option gpu_memory_utilization"),
-        ({"enforce_eager": "maybe"}, "vllm option enforce_eager"),
-        ({"rope_scaling": "{not json"}, "vllm option rope_scaling"),
-        ({"rope_scaling": "[1, 2]"}, "vllm option rope_scaling"),
-        ({"tensor_paralel_size": 2}, "vllm option tensor_paralel_size"),
-        ({"engine_args": {"dtype": "half"}}, "vllm option engine_args"),
+        ({"tensor_parallel_size": 0}, "tensor_parallel_size must be an integer >= 1"),
+        ({"tensor_parallel_size": "two"}, "tensor_parallel_size must be an integer >= 1"),
+        ({"tensor_parallel_size": 1.5}, "tensor_parallel_size must be an integer >= 1"),
+        ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization must be a number > 0 and <= 1"),
+        ({"gpu_memory_utilization": 0}, "gpu_memory_utilization must be a number > 0 and <= 1"),
+        ({"enforce_eager": "maybe"}, "enforce_eager must be true or false"),
+        ({"rope_scaling": "{not json"}, "rope_scaling must be a JSON object"),
+        ({"rope_scaling": "[1, 2]"}, "rope_scaling must be a JSON object"),
+        ({"tensor_paralel_size": 2}, "unknown vllm option 'tensor_paralel_size'"),
+        ({"engine_args": {"dtype": "half"}}, "'dtype' has its own option"),
     ],
 )
-def test_bad_options_are_usage_errors_naming_the_option(options, parameter):
+def test_bad_options_are_usage_errors_naming_the_option(options, fix):
+    """Checked where the options are coerced (start-up, and again by llm_kwargs)."""
+    [(key, value)] = options.items()
     with pytest.raises(RulerUsageError) as info:
         vmod.llm_kwargs(cfg(options=options))
-    assert info.value.parameter == parameter
+    assert info.value.parameter == "--ruler-engine-option"
+    assert str(info.value.value).startswith(f"{key}=")
+    assert info.value.fix.startswith(fix)
 
 
 def test_unknown_option_lists_the_valid_ones():
@@ -219,7 +223,7 @@ def test_cpu_defaults_are_eager_with_a_small_kv_cache():
     for bad in (0, -1, "lots", True):
         with pytest.raises(RulerUsageError) as info:
             vmod.llm_kwargs(cfg(options={"kv_cache_gib": bad}), device="cpu")
-        assert info.value.parameter == "vllm option kv_cache_gib"
+        assert info.value.parameter == "--ruler-engine-option" and info.value.value == f"kv_cache_gib={bad}"
 
 
 def test_the_installed_build_names_the_device(monkeypatch):

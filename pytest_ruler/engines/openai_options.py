@@ -1,0 +1,57 @@
+"""Options of the ``openai`` engine (import-light: no HTTP client is imported).
+
+``OPTIONS`` declares what :class:`~pytest_ruler.engines.openai.OpenAIEngine`
+reads from ``EngineConfig.options``; :mod:`.options` coerces the values once.
+
+Public names: ``OPTIONS``, ``ENDPOINTS``, ``PROMPT_FORMATS``.
+"""
+
+from __future__ import annotations
+
+from .options import EngineOption
+
+__all__ = ["ENDPOINTS", "OPTIONS", "PROMPT_FORMATS"]
+
+ENDPOINTS = ("auto", "completions", "chat")
+PROMPT_FORMATS = ("auto", "ids", "text")
+
+OPTIONS: tuple[EngineOption, ...] = (
+    EngineOption("concurrency", "int", 8, "requests in flight at once", minimum=1),
+    EngineOption(
+        "timeout", "float", None,
+        "seconds a request may wait for the server's answer; by default 120 s plus 5 s per 1K prompt tokens "
+        "(140 s at 4K, 760 s at 128K), since a non-streamed long prompt sends nothing until it is done. "
+        "Start-up (GET /models) waits at most 10 s, or this long when given",
+        minimum=0.001,
+    ),
+    EngineOption(
+        "max_retries", "int", 5,
+        "retries after 429, 5xx and dropped connections, with exponential backoff and jitter; Retry-After is "
+        "honoured. A request that timed out is retried once only (a hung server stays hung)",
+        minimum=0,
+    ),
+    EngineOption("retry_backoff", "float", 1.0, "the first retry delay in seconds (doubled per retry, at most 30 s)", minimum=0.0),
+    EngineOption(
+        "endpoint", "choice", "auto",
+        "completions, chat, or auto (completions, falling back to chat when the server answers 404/405 for it)",
+        choices=ENDPOINTS,
+    ),
+    EngineOption(
+        "prompt_format", "choice", "auto",
+        "ids or text for the completions prompt; auto sends token ids when the server accepts them (vLLM, "
+        "OpenAI do), so what was budgeted is exactly what runs",
+        choices=PROMPT_FORMATS,
+    ),
+    EngineOption(
+        "max_context", "int", None,
+        "the model's context when the server does not say (--ruler-max-model-len overrides every other source)",
+        minimum=1,
+    ),
+    EngineOption(
+        "extra_body", "json", None,
+        "JSON fields added to every request, for server-specific sampling settings. llama.cpp servers apply "
+        'repeat_penalty 1.1 even at temperature 0; when /models says the server is llama.cpp the engine sends '
+        '{"repeat_penalty": 1.0} itself (extra_body overrides it)',
+        mapping=True,
+    ),
+)
