@@ -37,7 +37,7 @@ def tensor_parallel_size(lookup: Callable[[str], Any], *, strict: bool = False) 
     value (the configuration does); otherwise a bad value reads as None (slot
     counting and pinning run before the configuration reports it).
     """
-    from ..options import _engine_options, _int
+    from ..parsers import parse_int as _int, parse_key_values as _engine_options
     from ..errors import RulerUsageError
 
     try:

@@ -138,7 +138,8 @@ def pytest_configure(config):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    run = ("-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=scripted", *args)
+    # vllm declares both options (the conftest stops the run before any engine check)
+    run = ("-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=vllm", *args)
     pytester.runpytest_subprocess(*run)  # the controller: counts slots
     controller = json.loads((pytester.path / "tp.json").read_text())
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")

@@ -1,0 +1,140 @@
+"""Typed parsers for option values: each takes the parameter as the user wrote it and the raw value.
+
+``(where, raw) -> value``: ``where`` is ``--ruler-<name>`` or the ini key
+``ruler_<name>``, so a refusal names what the user typed, with the value and
+the fix (:class:`~pytest_ruler.errors.RulerUsageError`). The option spec
+(``pytest_ruler.options.OPTIONS``) gives each option one of these.
+
+Public names: ``Parser``, ``integer``, ``choice`` (parser factories) and the
+``parse_*`` functions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import RulerUsageError
+from .lengths import parse_length as _length, parse_lengths as _lengths
+
+Parser = Callable[[str, Any], Any]  # (the parameter as the user wrote it, the raw value) -> the typed value
+
+
+def parse_int(name: str, value: Any, minimum: int = 1) -> int:
+    """An integer >= minimum; ``name`` is an option name without ``--ruler-`` or a written parameter."""
+    where = name if name.startswith(("-", "ruler_")) else f"--ruler-{name}"
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise RulerUsageError(where, value, f"give an integer >= {minimum}") from None
+    if n < minimum:
+        raise RulerUsageError(where, value, f"give an integer >= {minimum}")
+    return n
+
+
+def integer(minimum: int = 1) -> Parser:
+    return lambda where, raw: parse_int(where, raw, minimum)
+
+
+def parse_text(where: str, raw: Any) -> str:
+    return str(raw)
+
+
+def parse_flag(where: str, raw: Any) -> bool:
+    return bool(raw)
+
+
+def parse_not_flag(where: str, raw: Any) -> bool:
+    return not bool(raw)
+
+
+def parse_path(where: str, raw: Any) -> Path:
+    return Path(str(raw)).expanduser()
+
+
+def parse_length(where: str, raw: Any) -> int:
+    return _length(raw, where)
+
+
+def parse_lengths(where: str, raw: Any) -> tuple[int, ...]:
+    return tuple(_lengths(str(raw), where))
+
+
+def parse_score(where: str, raw: Any) -> float:
+    try:
+        t = float(str(raw).strip())
+    except ValueError:
+        raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6") from None
+    if not 0 <= t <= 100:
+        raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6")
+    return t
+
+
+def parse_significance(where: str, raw: Any) -> float:
+    try:
+        alpha = float(raw)
+    except ValueError:
+        alpha = -1.0
+    if not 0 < alpha < 1:
+        raise RulerUsageError(where, raw, "give a significance level between 0 and 1, e.g. 0.05")
+    return alpha
+
+
+def choice(*names: str) -> Parser:
+    def parse(where: str, raw: Any) -> str:
+        if str(raw) not in names:
+            raise RulerUsageError(where, raw, f"choose one of {', '.join(names)}")
+        return str(raw)
+
+    return parse
+
+
+def parse_seeds(where: str, value: Any) -> tuple[int, ...]:
+    text = str(value).strip()
+    if "," not in text:
+        return tuple(range(parse_int(where, text)))
+    seeds = [parse_int(where, part, minimum=0) for part in text.split(",") if part.strip()]
+    if not seeds:
+        raise RulerUsageError(where, value, "give a count N (seeds 0..N-1) or a comma list like 0,1,7")
+    return tuple(dict.fromkeys(seeds))
+
+
+def parse_depths(where: str, value: Any) -> tuple[float, ...]:
+    out = []
+    for part in str(value).split(","):
+        if not part.strip():
+            continue
+        try:
+            d = float(part.strip().rstrip("%"))
+        except ValueError:
+            raise RulerUsageError(where, value, "give depths as fractions of the context, e.g. 0,0.25,0.5,0.75,1") from None
+        d = d / 100 if d > 1 else d
+        if not 0 <= d <= 1:
+            raise RulerUsageError(where, value, "depths are fractions in [0, 1] (or percentages up to 100)")
+        out.append(d)
+    if not out:
+        raise RulerUsageError(where, value, "give at least one depth, e.g. 0,0.5,1")
+    return tuple(dict.fromkeys(out))
+
+
+def _parse_value(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def parse_key_values(values: Any, where: str = "--ruler-engine-option") -> dict[str, Any]:
+    items: list[str] = []
+    for v in values if isinstance(values, list) else [values]:
+        items += [p for p in str(v).split(",") if p.strip()] if "{" not in str(v) else [str(v)]
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise RulerUsageError(where, item, "write KEY=VALUE, e.g. --ruler-engine-option=enforce_eager=true")
+        k, v = item.split("=", 1)
+        out[k.strip()] = _parse_value(v.strip())
+    return out
+
+

@@ -1,0 +1,107 @@
+"""The option spec (pytest_ruler.options): one typed declaration per option, validated once.
+
+A stand-in for pytest's config object (``getoption``/``getini`` over dicts) drives
+``build_config`` directly; the pytester runs of the plugin cover the real parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from pytest_ruler.errors import RulerUsageError
+from pytest_ruler.mapreduce import MapReduceConfig
+from pytest_ruler.options import OPTIONS, RulerConfig, _dest, build_config
+
+
+class FakeConfig:
+    """getoption / getini over two dicts keyed by option name (without --ruler-)."""
+
+    def __init__(self, argv: dict | None = None, ini: dict | None = None):
+        self.argv = {_dest(k): v for k, v in (argv or {}).items()}
+        self.ini = {_dest(k): v for k, v in (ini or {}).items()}
+
+    def getoption(self, dest):
+        return self.argv.get(dest)
+
+    def getini(self, dest):
+        if dest == "ruler_task_thresholds":
+            return self.ini.get(dest, [])
+        return self.ini.get(dest)
+
+
+def config(argv=None, ini=None) -> RulerConfig:
+    return build_config(FakeConfig({"model": "smollm2-135m", "backend": "scripted", **(argv or {})}, ini))
+
+
+def test_every_option_lands_in_a_field_of_its_target():
+    run = {f.name for f in fields(RulerConfig)}
+    mapreduce = {f.name for f in fields(MapReduceConfig)}
+    for opt in OPTIONS:
+        if opt.target == "run":
+            assert opt.field_name in run, opt.name
+        elif opt.target == "mapreduce":
+            assert opt.field_name in mapreduce, opt.name
+        else:
+            assert opt.target == "engine", opt.name
+    assert len({o.name for o in OPTIONS}) == len(OPTIONS)
+
+
+def test_engines_declare_their_top_level_options():
+    from pytest_ruler.engines.options import declared_options
+
+    engine_opts = {o.name: o for o in OPTIONS if o.target == "engine"}
+    assert set(engine_opts) == {"tensor-parallel-size", "gpu-memory-utilization", "hf-overrides"}
+    vllm = declared_options("vllm")
+    assert all(o.field_name in vllm for o in engine_opts.values())
+
+
+def test_values_are_typed_from_the_command_line_and_the_ini_file_alike():
+    a = config({"samples": "3", "lengths": "1k,4k", "seeds": "2", "threshold": "70", "mapreduce-chunk": "1k", "no-cache": True})
+    b = config(ini={"samples": "3", "lengths": "1k,4k", "seeds": "2", "threshold": "70", "mapreduce-chunk": "1k", "no-cache": True})
+    for c in (a, b):
+        assert (c.samples, c.lengths, c.seeds, c.threshold, c.no_cache) == (3, (1024, 4096), (0, 1), 70.0, True)
+        assert c.mapreduce_config.chunk_tokens == 1024 and c.mapreduce_config.verify is True
+    assert a.lengths_given and b.lengths_given
+    assert not config().lengths_given  # the preset's lengths
+
+
+def test_the_command_line_wins_over_the_ini_file_and_the_preset():
+    c = config({"samples": "5"}, {"samples": "3", "preset": "smoke"})
+    assert c.samples == 5 and c.preset == "smoke" and c.lengths == (1024, 4096)
+
+
+@pytest.mark.parametrize(
+    "argv, ini, parameter",
+    [
+        ({"samples": "many"}, {}, "--ruler-samples"),
+        ({}, {"samples": "many"}, "ruler_samples"),  # named as the user wrote it
+        ({"threshold": "101"}, {}, "--ruler-threshold"),
+        ({"preset": "huge"}, {}, "--ruler-preset"),
+        ({"baseline-alpha": "2"}, {}, "--ruler-baseline-alpha"),
+        ({}, {"mapreduce-overlap": "-1"}, "ruler_mapreduce_overlap"),
+        ({"gpu-memory-utilization": "2"}, {}, "--ruler-gpu-memory-utilization"),
+        ({"hf-overrides": "{not json"}, {}, "--ruler-hf-overrides"),
+        ({"engine-option": ["mode=nonsense"]}, {}, "--ruler-engine-option"),
+        ({"engine-option": ["tensor_parallel_size=2"]}, {}, "--ruler-engine-option"),  # scripted declares no TP
+    ],
+)
+def test_a_bad_value_names_the_parameter_the_value_and_the_fix(argv, ini, parameter):
+    with pytest.raises(RulerUsageError) as err:
+        config(argv, ini)
+    assert err.value.parameter == parameter
+    assert err.value.fix
+
+
+def test_engine_options_are_typed_by_the_engines_declaration():
+    c = config({"engine-option": ["delay=0.5,max_context=4096"]})
+    assert c.engine_options == {"delay": 0.5, "max_context": 4096}
+    # another engine's top-level option is kept as given, typed, and left unread by this engine
+    c = config({"tensor-parallel-size": "2"})
+    assert c.engine_options["tensor_parallel_size"] == 2
+
+
+def test_auto_drops_options_meant_for_the_other_engine():
+    c = build_config(FakeConfig({"model": "smollm2-135m", "engine-option": ["no_such_option=1"]}))
+    assert "no_such_option" not in c.engine_options
