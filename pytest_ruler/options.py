@@ -31,6 +31,7 @@ from .parsers import (
     Parser,
     choice,
     integer,
+    parse_confidence,
     parse_depths,
     parse_flag,
     parse_key_values,
@@ -100,6 +101,9 @@ _OPTIONS: tuple[Option, ...] = (
     Option("baseline", "earlier JSON report: fail on a statistically significant drop", parse_path, metavar="PATH"),
     Option("baseline-alpha", "significance level of the baseline comparison", parse_significance, "0.05", metavar="ALPHA"),
     Option("baseline-test", "baseline test: two-proportion-z or fisher (one-sided, Holm-corrected)", choice("two-proportion-z", "fisher"), "two-proportion-z"),
+    Option("ci", "show 95% intervals (standard errors) next to scores in the terminal and Markdown tables", parse_flag, flag=True, key="show_ci"),
+    Option("gate-confidence", "gate on the effective length's lower confidence bound at this level (e.g. 0.95) instead of the point estimate", parse_confidence, metavar="LEVEL"),
+    Option("sequential", "stop an item's samples early once an anytime-valid confidence sequence puts its score clearly above or below the threshold", parse_flag, flag=True),
     Option("report", "write the JSON report here", parse_path, metavar="PATH"),
     Option("markdown", "write the Markdown table here", parse_path, metavar="PATH"),
     Option("plots", "write PNG plots (score vs length; depth x length) into this folder", parse_path, metavar="DIR"),
@@ -195,6 +199,9 @@ class RulerConfig:
     baseline: Path | None = None
     baseline_alpha: float = 0.05
     baseline_test: str = "two-proportion-z"
+    show_ci: bool = False  # --ruler-ci: intervals in the terminal and Markdown tables
+    gate_confidence: float | None = None  # --ruler-gate-confidence: gate on the effective length's lower bound
+    sequential: bool = False  # --ruler-sequential: anytime-valid early stopping per item
     report: Path | None = None
     markdown: Path | None = None
     plots: Path | None = None

@@ -81,6 +81,16 @@ def parse_significance(where: str, raw: Any) -> float:
     return alpha
 
 
+def parse_confidence(where: str, raw: Any) -> float:
+    try:
+        level = float(raw)
+    except ValueError:
+        level = -1.0
+    if not 0.5 <= level < 1:
+        raise RulerUsageError(where, raw, "give a confidence level between 0.5 and 1, e.g. 0.95")
+    return level
+
+
 def choice(*names: str) -> Parser:
     def parse(where: str, raw: Any) -> str:
         if str(raw) not in names:

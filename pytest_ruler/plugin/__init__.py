@@ -91,6 +91,25 @@ def pytest_configure(config: Any) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = rs
     config.pluginmanager.register(RulerPlugin(config), "ruler-run")
+    _stop_on_sigterm(config)
+
+
+def _stop_on_sigterm(config: Any) -> None:
+    """SIGTERM (a CI job cancelled or timed out) stops the run like Ctrl-C: the partial
+    report is written, marked incomplete, and the engine is closed (a vLLM engine's
+    worker processes would otherwise outlive the run). Only where nobody else handles it."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
 
 
 @pytest.hookimpl(optionalhook=True)

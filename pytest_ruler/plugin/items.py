@@ -1,7 +1,10 @@
 """Pytest items: one per (task × length × seed), under a ``ruler`` collector.
 
-Ids look like ``ruler::niah_single_1[4096-seed0]``, so ``-k niah_single_1``
-and ``-k 4096`` select as users expect. With ``--ruler-mapreduce`` each item
+Ids look like ``ruler::niah_single_1[4096-seed0]``: the collector is a
+file-system node at ``<rootdir>/ruler`` (nothing is read from there), so the
+node id has a real root like any test file's, and ``-k niah_single_1``,
+``-k 4096``, ``--lf``, ``--sw``, ``--deselect ruler::vt[4096-seed0]`` and
+JUnit XML work as users expect; the progress line reads ``ruler ..F.``. With ``--ruler-mapreduce`` each item
 has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
 samples by chunked inference (``-k mapreduce`` selects the twins). Items are ordered length-major, so an
 xdist worker's consecutive items share a prompt length.
@@ -46,7 +49,7 @@ def parse_item_name(nodeid: str) -> tuple[str, int, int, str] | None:
     only the node id of the item it was running, and this turns it back into a cell.
     """
     m = _ITEM_NAME.search(nodeid)
-    if m is None or not nodeid.startswith((f"{SUITE_NAME}::", f"::{SUITE_NAME}::")):
+    if m is None or not nodeid.startswith(f"{SUITE_NAME}::"):
         return None
     return m["task"], int(m["length"]), int(m["seed"]), "mapreduce" if m["mapreduce"] else "native"
 
@@ -57,8 +60,9 @@ class RulerItemFailure(Exception):
         self.result = result
 
 
-class RulerSuite(pytest.Collector):
-    """The parent of the standard suite's items (they are made, not collected from files)."""
+class RulerSuite(pytest.File):
+    """The parent of the standard suite's items: a virtual file ``ruler`` under the rootdir
+    (its items are made from the options, not collected from a file)."""
 
     def collect(self) -> list[Any]:  # pragma: no cover - items are attached directly
         return []
@@ -114,8 +118,8 @@ class RulerItem(pytest.Item):
 
 
 def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
-    # a pseudo path, so progress lines read "ruler ....." and -k can match "ruler"
-    suite = RulerSuite.from_parent(session, name=SUITE_NAME, path=session.config.rootpath / SUITE_NAME)
+    # a virtual file under the rootdir: node ids "ruler::<task>[<length>-seed<seed>]"
+    suite = RulerSuite.from_parent(session, path=session.config.rootpath / SUITE_NAME)
     c = rs.config
     items = []
     for length in c.lengths:

@@ -36,12 +36,16 @@ def _short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def header_lines(rs: RulerSession) -> list[str]:
     c = rs.config
     lines = [
         f"ruler: model={c.model} backend={rs.backend} tokenizer={rs.tokenizer.name}",
-        f"ruler: {len(c.tasks)} tasks x {len(c.lengths)} lengths ({', '.join(format_length(L) for L in c.lengths)}) "
-        f"x {len(c.seeds)} seeds, {c.samples} samples per item, threshold {c.threshold}",
+        f"ruler: {_count(len(c.tasks), 'task')} x {_count(len(c.lengths), 'length')} ({', '.join(format_length(L) for L in c.lengths)}) "
+        f"x {_count(len(c.seeds), 'seed')}, {_count(c.samples, 'sample')} per item, threshold {c.threshold}",
         f"ruler: cache {'off' if c.no_cache or rs.cache_dir is None else rs.cache_dir}",
     ]
     frame = rs.frame
@@ -85,6 +89,7 @@ class RulerPlugin:
         self.expected: set[str] = set()
         self.finished: set[str] = set()
         self.interrupted = False
+        self.written: list = []  # files written at the end (report, Markdown, plots)
 
     @property
     def rs(self) -> RulerSession:
@@ -159,6 +164,11 @@ class RulerPlugin:
         self.results.append(self.rs.errored_result(task, length, seed, mode, reason[:300]))
         self.finished.add(report.nodeid)
 
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        # where the run is, for the progress bar (an xdist worker sees only its share: no position)
+        if not self.is_worker and nodeid in self.expected:
+            self.rs.position = f"item {len(self.finished) + 1}/{len(self.expected)}"
+
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.interrupted = True
 
@@ -222,11 +232,11 @@ class RulerPlugin:
                 self.failures += list(lines or [])
         self.report = report
         if c.report is not None:
-            self._attempt(f"writing the report {c.report}", write_report, c.report, report)
+            self.written += self._attempt(f"writing the report {c.report}", lambda: [write_report(c.report, report)]) or []
         if c.markdown is not None:
-            self._attempt(f"writing the Markdown {c.markdown}", self._write_markdown, report)
+            self.written += self._attempt(f"writing the Markdown {c.markdown}", self._write_markdown, report) or []
         if c.plots is not None and self.results:
-            self._attempt(f"writing the plots into {c.plots}", self._write_plots, report)
+            self.written += self._attempt(f"writing the plots into {c.plots}", self._write_plots, report) or []
         if (self.failures or self.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -242,17 +252,18 @@ class RulerPlugin:
         return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                     baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha, test=c.baseline_test)
 
-    def _write_markdown(self, report: dict) -> None:
+    def _write_markdown(self, report: dict) -> list:
         from ..report.markdown import markdown
 
         path = self.rs.config.markdown
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(scrub(markdown(report)), encoding="utf-8")
+        return [path]
 
-    def _write_plots(self, report: dict) -> None:
+    def _write_plots(self, report: dict) -> list:
         from ..report.plots import plot_scores
 
-        plot_scores(report, self.rs.config.plots)
+        return list(plot_scores(report, self.rs.config.plots))
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: Any, config: Any) -> None:
         if self.is_worker or self.report is None:
@@ -305,5 +316,5 @@ class RulerPlugin:
             tr.write_line(f"RULER FAILED: {failure}", red=True, bold=True)
         for error in self.errors:
             tr.write_line(f"RULER ERROR: {error}", red=True, bold=True)
-        if c.report is not None and not any(e.startswith("writing the report") for e in self.errors):
-            tr.write_line(f"report: {c.report}")
+        if self.written:  # what the run wrote, so a user (or CI) knows where to look
+            tr.write_line("wrote: " + ", ".join(str(p) for p in self.written))

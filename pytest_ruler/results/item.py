@@ -44,6 +44,11 @@ class ItemResult:
     calls: tuple[Mapping[str, Any], ...] = ()
     mapreduce: Mapping[str, Any] = field(default_factory=dict)  # chunks, rounds, malformed records, options
     error: str | None = None  # why the item has no trustworthy score (engine, data, worker crash); it fails
+    # per sample, in sample order: the metric's score in [0, 1] (error bars, paired tests) and a hash of
+    # the prompt (the same question in another run: same task, length, seed, index, tokenizer, template)
+    sample_scores: tuple[float, ...] = ()
+    sample_hashes: tuple[str, ...] = ()
+    stopped: str | None = None  # --ruler-sequential: why the item stopped before its last sample
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -52,6 +57,8 @@ class ItemResult:
         d["depth_scores"] = dict(self.depth_scores)
         d["calls"] = [dict(c) for c in self.calls]
         d["mapreduce"] = dict(self.mapreduce)
+        d["sample_scores"] = list(self.sample_scores)
+        d["sample_hashes"] = list(self.sample_hashes)
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -64,6 +71,8 @@ class ItemResult:
         d["depth_scores"] = dict(d.get("depth_scores") or {})
         d["calls"] = tuple(d.get("calls") or ())
         d["mapreduce"] = dict(d.get("mapreduce") or {})
+        d["sample_scores"] = tuple(d.get("sample_scores") or ())
+        d["sample_hashes"] = tuple(d.get("sample_hashes") or ())
         return cls(**d)
 
     def failure_message(self) -> str:

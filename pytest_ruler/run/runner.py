@@ -29,6 +29,7 @@ Public names: ``SAMPLES_PER_CALL``, ``ItemInputs``, ``run_native``,
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -57,10 +58,25 @@ class ItemInputs:
 
 @dataclass(frozen=True)
 class _Ref:
-    """What grading keeps of a sample: its index and reference answers (never the prompt)."""
+    """What grading keeps of a sample: its index, reference answers and prompt hash (never the prompt)."""
 
     index: int
     outputs: tuple[str, ...]
+    digest: str = ""
+
+
+def prompt_hash(sample: Any) -> str:
+    """A short hash of a sample's prompt: equal in two runs exactly when they asked the same question."""
+    return hashlib.sha256(f"{sample.input}\x00{sample.answer_prefix}".encode()).hexdigest()[:16]
+
+
+def _ref(sample: Any) -> _Ref:
+    return _Ref(sample.index, tuple(sample.outputs), prompt_hash(sample))
+
+
+def _sample_scores(spec: Any, refs: Sequence[Any], preds: Sequence[str]) -> tuple[float, ...]:
+    per_sample = sample_scorer(spec.metric)
+    return tuple(round(per_sample(p, list(r.outputs)), 4) for r, p in zip(refs, preds))
 
 
 def task_spec(session: Any, task: Any) -> tuple[Any, tuple[float, ...] | None]:
@@ -192,7 +208,7 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
         completions += got[: len(requests)]
         cached += sum(from_cache[: len(requests)])
         prompt_tokens += sum(len(r.prompt_ids) for r in requests)
-        refs += [_Ref(s.index, tuple(s.outputs)) for s in generated]
+        refs += [_ref(s) for s in generated]
     preds = [c.text for c in completions]
     score, failures = grade(spec, refs, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
     failed = [c for c in completions if c.finish_reason == "error"]
@@ -204,6 +220,7 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
         engine_calls=len(completions) - cached, prompt_tokens=prompt_tokens, failures=tuple(failures),
         reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
         depth_scores=_depth_scores(spec, depths, refs, preds) if depths else {},
+        sample_scores=_sample_scores(spec, refs, preds), sample_hashes=tuple(r.digest for r in refs),
     )
 
 
@@ -239,6 +256,7 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
         failures=tuple(failures),
         reasons=tuple(sorted({n for o in outcomes for n in o.notes} | {o.error for o in outcomes if o.error})[:3]),
         calls=tuple(calls),
+        sample_scores=_sample_scores(spec, generated, preds), sample_hashes=tuple(prompt_hash(s) for s in generated),
         mapreduce={
             "chunks": [o.chunks for o in outcomes],
             "rounds": max((o.rounds for o in outcomes), default=0),

@@ -267,3 +267,25 @@ def pytest_ruler_summary(config, report):
     args = [a for a in args if a != "--ruler-no-cache"]
     run(pytester, *args, "--ruler-report=cached.json", "--ruler-batch-items=3")
     assert all(i["engine_calls"] == 2 and i["cached"] == 0 for i in report(pytester, "cached.json")["items"])
+
+
+def test_items_have_real_node_ids_and_lf_reruns_only_the_failed_ones(pytester):
+    """Items sit under a virtual file ``ruler``: ids like any test's, so --collect-only
+    counts, --deselect and --lf behave as for a test file (cwe fails under the scripted
+    oracle, niah_single_1 passes)."""
+    pytester.makepyfile(test_other="def test_x():\n    pass\n")
+    args = (*SCRIPTED, "--ruler-tasks=niah_single_1,cwe", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-only")
+    collected = run(pytester, *args, "--collect-only", "-q")
+    ids = [ln for ln in collected.stdout.lines if "::" in ln]
+    assert ids == ["ruler::niah_single_1[1024-seed0]", "ruler::cwe[1024-seed0]"]
+    assert "2/3 tests collected (1 deselected)" in collected.stdout.str()  # what runs, and what --ruler-only left out
+    first = run(pytester, *args, "-v")
+    first.assert_outcomes(passed=1, failed=1)
+    assert "FAILED ruler::cwe[1024-seed0]" in first.stdout.str()
+    again = run(pytester, *args, "--lf", "-v")
+    again.assert_outcomes(failed=1, deselected=2)
+    assert "run-last-failure: rerun previous 1 failure" in again.stdout.str()
+    assert "ruler::cwe[1024-seed0] FAILED" in again.stdout.str()
+    assert "niah_single_1" not in "".join(ln for ln in again.stdout.lines if "PASSED" in ln)
+    skipped = run(pytester, *args, "--deselect", "ruler::cwe[1024-seed0]")
+    skipped.assert_outcomes(passed=1, deselected=2)

@@ -8,7 +8,7 @@ The server runs as a subprocess (``python -m llama_cpp.server``) on
 answers, and the process is terminated, then killed, on exit. Its output goes
 to a log file whose tail is shown when start-up fails.
 
-Install: ``pip install "llama-cpp-python[server]"`` (source build of
+Install: ``pip install "llama-cpp-python[server]==0.3.36"`` (source build of
 llama.cpp, several minutes on a small CPU). Also runnable by hand:
 ``python tests/servers/llama_cpp_server.py [GGUF]`` serves until Ctrl-C.
 """
@@ -30,7 +30,7 @@ from typing import Iterator
 
 __all__ = ["INSTALL", "free_port", "llama_cpp_server", "missing_modules"]
 
-INSTALL = 'pip install "llama-cpp-python[server]"'
+INSTALL = 'pip install "llama-cpp-python[server]==0.3.36"'  # the version .ci/run installs
 # modules the server needs: llama_cpp itself and its [server] extra
 _NEEDED = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
