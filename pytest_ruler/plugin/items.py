@@ -117,6 +117,15 @@ class RulerItem(pytest.Item):
         return self.path, None, f"ruler: {self.name}"
 
 
+def _structured_id(suite: Any, task: str, params: str) -> dict[str, Any]:
+    """pytest >= 9 keeps a node id's ``[params]`` apart (``NodeId``), as parametrized tests have
+    them: ``--lf`` and ``--sw`` compare ids in that form. Older pytest builds the string itself."""
+    node_id = getattr(suite, "id", None)
+    if node_id is None or not hasattr(node_id, "with_params"):
+        return {}
+    return {"nodeid": node_id.child(task).with_params(params)}
+
+
 def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
     # a virtual file under the rootdir: node ids "ruler::<task>[<length>-seed<seed>]"
     suite = RulerSuite.from_parent(session, path=session.config.rootpath / SUITE_NAME)
@@ -125,9 +134,10 @@ def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
     for length in c.lengths:
         for task in c.tasks:
             for seed in c.seeds:
-                items.append(RulerItem.from_parent(suite, name=f"{task}[{length}-seed{seed}]", task=task, length=length, seed=seed))
-                if c.mapreduce:
-                    items.append(RulerItem.from_parent(suite, name=f"{task}[{length}-seed{seed}-mapreduce]", task=task, length=length, seed=seed, mode="mapreduce"))
+                for mode, suffix in (("native", ""), ("mapreduce", "-mapreduce"))[: 2 if c.mapreduce else 1]:
+                    params = f"{length}-seed{seed}{suffix}"
+                    items.append(RulerItem.from_parent(suite, name=f"{task}[{params}]", task=task, length=length, seed=seed,
+                                                       mode=mode, **_structured_id(suite, task, params)))
     # announce them as collected, as a file's collector would (the "collected N items" line)
     session.ihook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, items))
     return items

@@ -104,14 +104,15 @@ def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | 
     return ItemInputs(spec, depths, generated, [_request(session, spec, s) for s in generated])
 
 
-def _sample_batches(session: Any, spec: Any, length: int, seed: int, samples: int):
-    """An item's samples, generated lazily, SAMPLES_PER_CALL at a time, with their requests."""
+def _sample_batches(session: Any, spec: Any, length: int, seed: int, samples: int, size: int | None = None):
+    """An item's samples, generated lazily, ``size`` (SAMPLES_PER_CALL) at a time, with their requests."""
     from ..tasks import iter_samples
 
+    size = size or SAMPLES_PER_CALL
     batch: list[Any] = []
     for sample in iter_samples(spec, length, samples=samples, seed=seed, ctx=session.generation_context):
         batch.append(sample)
-        if len(batch) == SAMPLES_PER_CALL:
+        if len(batch) == size:
             yield batch, [_request(session, spec, s) for s in batch]
             batch = []
     if batch:
@@ -141,11 +142,16 @@ def item_result(config: Any, task: str, length: int, seed: int, mode: str, *, th
     An item passes when its score reaches the threshold, it has no error, and it
     was not ``failed`` outright (an item over the model's context).
     """
-    threshold = config.threshold_for(task) if threshold is None else threshold
+    threshold = config_threshold(config, task, threshold)
     fields.setdefault("nulls", count_nulls(list(preds)))
     return ItemResult(task=task, length=length, seed=seed, mode=mode, samples=samples, score=round(score, 4),
                       threshold=threshold, passed=score >= threshold and error is None and not failed,
                       seconds=round(time.perf_counter() - started, 3), error=error, **fields)
+
+
+def config_threshold(config: Any, task: str, threshold: float | None) -> float:
+    """The item's pass mark: the caller's, else the task's (ini ruler_task_thresholds), else --ruler-threshold."""
+    return config.threshold_for(task) if threshold is None else threshold
 
 
 def errored_result(config: Any, task: Any, length: int, seed: int, mode: str, error: str, seconds: float = 0.0, *,
@@ -189,11 +195,18 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
     for cell in upcoming:  # generated once: kept until that item runs
         batches.keep_inputs(cell, item_inputs(session, *cell))
     extra = [r for cell in upcoming for r in batches.inputs[cell].requests]
-    if inputs or upcoming or session.config.mapreduce:  # all at once: shared with other items or the twin
+    sequential = None
+    if session.config.sequential and not inputs and not upcoming:  # lazily, in small batches, until the verdict is clear
+        from .sequential import SequentialTest, batch_size
+
+        limit = config_threshold(session.config, spec.name, threshold)
+        sequential = SequentialTest(limit / 100)
+        parts: Any = _sample_batches(session, spec, length, seed, n, batch_size(n))
+    elif inputs or upcoming or session.config.mapreduce:  # all at once: shared with other items or the twin
         inputs = inputs or item_inputs(session, spec, length, seed, samples)
         if session.config.mapreduce:
             session.shared.keep(_share_key(spec, length, seed, n), inputs)
-        parts: Any = [(inputs.samples, inputs.requests)]
+        parts = [(inputs.samples, inputs.requests)]
     else:
         parts = _sample_batches(session, spec, length, seed, n)
     refs: list[_Ref] = []
@@ -209,6 +222,8 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
         cached += sum(from_cache[: len(requests)])
         prompt_tokens += sum(len(r.prompt_ids) for r in requests)
         refs += [_ref(s) for s in generated]
+        if sequential is not None and sequential.update(_sample_scores(spec, refs[-len(generated):], [c.text for c in got[: len(requests)]])):
+            break  # decided: the remaining samples are never generated
     preds = [c.text for c in completions]
     score, failures = grade(spec, refs, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
     failed = [c for c in completions if c.finish_reason == "error"]
@@ -221,6 +236,7 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
         reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
         depth_scores=_depth_scores(spec, depths, refs, preds) if depths else {},
         sample_scores=_sample_scores(spec, refs, preds), sample_hashes=tuple(r.digest for r in refs),
+        stopped=sequential.reason(n) if sequential is not None and sequential.decision and len(completions) < n else None,
     )
 
 

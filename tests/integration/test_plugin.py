@@ -289,3 +289,22 @@ def test_items_have_real_node_ids_and_lf_reruns_only_the_failed_ones(pytester):
     assert "niah_single_1" not in "".join(ln for ln in again.stdout.lines if "PASSED" in ln)
     skipped = run(pytester, *args, "--deselect", "ruler::cwe[1024-seed0]")
     skipped.assert_outcomes(passed=1, deselected=2)
+
+
+def test_sequential_stops_a_clear_failure_early_and_a_full_rerun_reuses_its_answers(pytester):
+    """cwe fails under the scripted oracle (it answers nothing): decided after the first
+    batches, not all 40 samples; a rerun without --ruler-sequential answers the rest and
+    takes the early ones from the cache."""
+    args = (*SCRIPTED, "--ruler-tasks=cwe", "--ruler-lengths=1k", "--ruler-samples=40", "--ruler-only", "--ruler-cache-dir=c")
+    first = run(pytester, *args, "--ruler-sequential", "--ruler-report=seq.json")
+    first.assert_outcomes(failed=1)
+    item = report(pytester, "seq.json")["items"][0]
+    assert item["samples"] < 40 and item["samples"] % 4 == 0  # whole batches of max(4, 40 // 10)
+    assert item["stopped"].startswith("sequential: the score is below the threshold 85.6 with 95% anytime-valid confidence")
+    assert len(item["sample_scores"]) == len(item["sample_hashes"]) == item["samples"]
+    full = run(pytester, *args, "--ruler-report=full.json")
+    full.assert_outcomes(failed=1)
+    again = report(pytester, "full.json")["items"][0]
+    assert again["samples"] == 40 and again["stopped"] is None
+    assert again["cached"] == item["samples"]  # nothing the sequential run answered is asked again
+    assert again["sample_hashes"][: item["samples"]] == item["sample_hashes"]
