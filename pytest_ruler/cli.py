@@ -4,17 +4,24 @@ Sub-commands (names fixed by the user contract):
 
 - ``generate --task T --length L --samples N --seed S --tokenizer NAME --out F.jsonl``
   writes RULER-format JSONL (``index``, ``input``, ``outputs``, ``length``,
-  ``answer_prefix`` and our metadata); base template unless ``--chat-template``.
+  ``answer_prefix`` and our metadata); base template unless ``--chat-template``;
+  ``--out -`` writes the lines to stdout (every line names its ``task``).
 - ``score --task T PRED.jsonl``: reads lines with ``pred`` and ``outputs`` and
   prints the task's RULER metric (``--metric`` overrides it).
 - ``download essays|squad|hotpotqa``: fetches the paper's data when online.
-- ``report REPORT.json``: renders a saved run as Markdown and PNG plots.
+- ``report REPORT.json``: renders a saved run as Markdown and PNG plots, and prints
+  the path of each file it wrote.
 - ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json]``: the
   plugin's gate on a saved report, with the plugin's exit codes (0 passed, 1 failed,
   2 not decided: an interrupted run, 4 usage error).
+- ``compare OLD.json NEW.json [--alpha A] [--test T] [--out FILE]``: a Markdown delta
+  table for a PR comment (``report.compare``: per cell old and new score, change and
+  significance by the baseline statistics; effective length old → new). Exits 0: it
+  reports, it does not gate.
 - ``tasks``: lists the registered tasks and their families.
 
-Usage errors print one line, ``pytest-ruler: error: ...``, and exit with 2 (4 for ``gate``).
+Usage errors, argparse's own included, print one line, ``pytest-ruler: error: ...``, and
+exit with 2 (4 for ``gate``).
 """
 
 from __future__ import annotations
@@ -29,6 +36,12 @@ from typing import Any, Sequence
 from .errors import RulerUsageError
 
 __all__ = ["main"]
+
+GATE_USAGE_ERROR = 4  # the plugin's exit codes: 0 passed, 1 failed, 2 not decided (interrupted), 4 usage error
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _parse_arg(text: str) -> tuple[str, Any]:
@@ -60,9 +73,10 @@ def _cmd_generate(ns: argparse.Namespace) -> int:
     if ns.samples < 1:
         raise RulerUsageError("--samples", ns.samples, "give a number of samples >= 1")
     many = len(specs) > 1
+    to_stdout = ns.out == "-"
     out = Path(ns.out)
     if many and out.suffix == ".jsonl":
-        raise RulerUsageError("--out", ns.out, "several tasks write one file each: pass a folder, e.g. --out out/")
+        raise RulerUsageError("--out", ns.out, "several tasks write one file each: pass a folder, e.g. --out out/ (or - for stdout)")
     t0 = time.perf_counter()
     tok = load_tokenizer(ns.tokenizer, trust_remote_code=ns.trust_remote_code)
     ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok), essays=ns.essays, squad=ns.squad, hotpotqa=ns.hotpotqa)
@@ -71,17 +85,28 @@ def _cmd_generate(ns: argparse.Namespace) -> int:
             name = spec.args["dataset"]
             print(f"skipped {spec.name}: needs --{name}=PATH (get it with `pytest-ruler download {name}`)", file=sys.stderr)
             continue
-        target = out / f"{spec.name}-{length}.jsonl" if many else out
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".part")
-        count = 0
-        with tmp.open("w", encoding="utf-8") as fh:
-            for sample in iter_samples(spec, length, samples=ns.samples, seed=ns.seed, ctx=ctx):
-                fh.write(json.dumps(sample.to_ruler_json(), ensure_ascii=False) + "\n")
-                count += 1
-        tmp.replace(target)
-        print(f"wrote {count} samples of {spec.name} at {length} tokens to {target} ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+        samples = iter_samples(spec, length, samples=ns.samples, seed=ns.seed, ctx=ctx)
+        if to_stdout:
+            target: Any = "stdout"
+            count = _write_jsonl(sys.stdout, samples)
+            sys.stdout.flush()
+        else:
+            target = out / f"{spec.name}-{length}.jsonl" if many else out
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(target.name + ".part")
+            with tmp.open("w", encoding="utf-8") as fh:
+                count = _write_jsonl(fh, samples)
+            tmp.replace(target)
+        print(f"wrote {_plural(count, 'sample')} of {spec.name} at {length} tokens to {target} ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
     return 0
+
+
+def _write_jsonl(fh: Any, samples: Any) -> int:
+    count = 0
+    for sample in samples:
+        fh.write(json.dumps(sample.to_ruler_json(), ensure_ascii=False) + "\n")
+        count += 1
+    return count
 
 
 def _read_predictions(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -149,9 +174,6 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     return 0
 
 
-GATE_USAGE_ERROR = 4  # the plugin's exit codes: 0 passed, 1 failed, 2 not decided (interrupted), 4 usage error
-
-
 def _read_report(path: str, parameter: str) -> dict[str, Any]:
     from .results.baseline import load_baseline
 
@@ -185,6 +207,26 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
     return 0 if verdict.passed else 1
 
 
+def _cmd_compare(ns: argparse.Namespace) -> int:
+    """A Markdown delta table of two saved reports, for a PR comment; reports, never gates."""
+    from .parsers import choice, parse_significance
+    from .report.compare import compare_markdown
+
+    alpha = parse_significance("--alpha", ns.alpha)
+    test = choice("two-proportion-z", "fisher")("--test", ns.test)
+    old, new = _read_report(ns.old, "OLD.json"), _read_report(ns.new, "NEW.json")
+    text = compare_markdown(old, new, alpha=alpha, test=test, old_name=Path(ns.old).name, new_name=Path(ns.new).name)
+    if ns.out in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(ns.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise RulerUsageError("--out", ns.out, f"cannot write the file ({exc.strerror or exc})") from None
+    print(ns.out)
+    return 0
+
+
 def _cmd_tasks(ns: argparse.Namespace) -> int:
     from .tasks import get_task, task_names
 
@@ -195,8 +237,16 @@ def _cmd_tasks(ns: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's usage errors in this module's one-line shape (``gate`` exits with its usage code)."""
+
+    def error(self, message: str) -> Any:
+        code = GATE_USAGE_ERROR if self.prog.endswith(" gate") else 2
+        self.exit(code, f"pytest-ruler: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pytest-ruler", description="RULER long-context tasks: generate, score, download data.")
+    p = _Parser(prog="pytest-ruler", description="RULER long-context tasks: generate, score, download data.")
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="write RULER-format JSONL samples")
@@ -205,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--samples", type=int, default=10)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--tokenizer", default="smollm2-135m", help="alias, .gguf file, folder or Hugging Face id")
-    g.add_argument("--out", required=True, help="F.jsonl for one task; a folder for several")
+    g.add_argument("--out", required=True, help="F.jsonl for one task; a folder for several; - for stdout")
     g.add_argument("--chat-template", default="none", help="none (RULER's base template), auto, or a Jinja file")
     g.add_argument("--essays", help="essay corpus: .txt file, folder of .txt, or RULER JSON")
     g.add_argument("--squad", help="SQuAD v2 dev JSON")
@@ -241,6 +291,14 @@ def build_parser() -> argparse.ArgumentParser:
     gt.add_argument("--baseline-alpha", type=float, default=0.05)
     gt.add_argument("--baseline-test", choices=["two-proportion-z", "fisher"], default="two-proportion-z")
     gt.set_defaults(func=_cmd_gate)
+
+    c = sub.add_parser("compare", help="a Markdown delta table of two saved JSON reports (a PR comment); exits 0")
+    c.add_argument("old", metavar="OLD.json")
+    c.add_argument("new", metavar="NEW.json")
+    c.add_argument("--alpha", default="0.05", help="significance level of a drop (as --ruler-baseline-alpha)")
+    c.add_argument("--test", default="two-proportion-z", help="two-proportion-z or fisher (as --ruler-baseline-test)")
+    c.add_argument("--out", metavar="FILE", help="write the Markdown here (default: stdout)")
+    c.set_defaults(func=_cmd_compare)
 
     t = sub.add_parser("tasks", help="list the registered tasks")
     t.set_defaults(func=_cmd_tasks)

@@ -237,6 +237,9 @@ class RulerPlugin:
             self.written += self._attempt(f"writing the Markdown {c.markdown}", self._write_markdown, report) or []
         if c.plots is not None and self.results:
             self.written += self._attempt(f"writing the plots into {c.plots}", self._write_plots, report) or []
+        from ..report.github import github_output  # GitHub Actions: step summary, ::error/::warning lines
+
+        self._attempt("GitHub Actions output", lambda: github_output(report, self.verdict_lines, self._say, errors=self.errors))
         if (self.failures or self.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

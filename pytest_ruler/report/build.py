@@ -1,6 +1,11 @@
 """The JSON report (schema ``pytest-ruler/1``): built from item results, computes
 nothing beyond the paper's aggregation.
 
+The summary's floats (per-length means, Avg, wAvg) are stored rounded to
+``SUMMARY_DIGITS`` decimals (``43.6667``, not ``43.666669999999996``). Effective
+lengths and the gate are decided on the unrounded values, by ``summarize_results``,
+before the rounding; tables print one decimal.
+
 Public names: ``build_report``, ``write_report``, ``summarize_results``.
 """
 
@@ -16,8 +21,20 @@ from ..results import ItemResult, mapreduce_vs_native, summarize_results
 from ..results.item import SCHEMA
 from ..secrets import scrub
 
-__all__ = ["build_report", "mapreduce_vs_native", "summarize_results", "write_report"]
+__all__ = ["SUMMARY_DIGITS", "build_report", "mapreduce_vs_native", "summarize_results", "write_report"]
 
+SUMMARY_DIGITS = 4
+
+
+def _stored(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A mode's summary as stored: its means (per length, Avg, wAvg) rounded to ``SUMMARY_DIGITS``."""
+    if summary is None:
+        return None
+    out = dict(summary, per_length={L: round(v, SUMMARY_DIGITS) for L, v in summary["per_length"].items()})
+    for key in ("avg", "wavg_inc", "wavg_dec"):
+        if isinstance(out.get(key), float):
+            out[key] = round(out[key], SUMMARY_DIGITS)
+    return out
 
 
 def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: str, threshold: float,
@@ -45,9 +62,9 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
         "haystack_corpus": haystack_corpus,
         "threshold": threshold,
         "items": items,
-        "summary": {
-            "native": summarize_results(results, threshold, "native"),
-            "mapreduce": summarize_results(results, threshold, "mapreduce"),
+        "summary": {  # effective lengths are computed before the stored floats are rounded
+            "native": _stored(summarize_results(results, threshold, "native")),
+            "mapreduce": _stored(summarize_results(results, threshold, "mapreduce")),
         },
         "gate": {"required_effective_length": required_effective_length, "passed": gate_passed},
     }

@@ -34,8 +34,11 @@ class Verdict:
     baseline_lines: list[str] = field(default_factory=list)
 
     def lines(self) -> list[tuple[str, str]]:
-        """(text, colour) per line: the baseline's lines, then one verdict line per required gate."""
-        out = [(f"baseline: {line}", "") for line in self.baseline_lines]
+        """(text, colour) per line: the baseline's lines (its header once, then one line per
+        cell, a significant drop in red), then one line per required gate holding its whole
+        verdict: the lengths, and for a failure the threshold and what to do."""
+        out = [(line if line.startswith("baseline:") else f"baseline: {line}", "red" if line.endswith("significant drop") else "")
+               for line in self.baseline_lines]
         for _, key, what in _GATES:
             g = self.fields.get(key) or {}
             if g.get("required_effective_length") is None:
@@ -46,8 +49,8 @@ class Verdict:
                 out.append((f"gate NOT DECIDED: {g['reason']} (required {required})", "yellow"))
             elif g["passed"]:
                 out.append((f"gate PASSED: {what} {got} (required {required})", "green"))
-            elif str(g["reason"]).startswith(what):
-                out.append((f"gate FAILED: {what} {got} (required {required})", "red"))
+            elif f" < required {required}" in str(g["reason"]):  # a shortfall: "<what> <got> (required R) at threshold T ..."
+                out.append((f"gate FAILED: {str(g['reason']).replace(f' < required {required}', f' (required {required})', 1)}", "red"))
             else:  # errors, no items, an unfinished run: the reason is the verdict
                 out.append((f"gate FAILED: {g['reason']} (required {required})", "red"))
         return out

@@ -90,3 +90,95 @@ def test_tasks_lists_all_thirteen(capsys):
     listed = [line.split()[0] for line in capsys.readouterr().out.strip().splitlines()]
     # the 13 standard tasks first, in the paper's order (custom tasks registered in this process follow)
     assert listed[:13] == list(STANDARD_TASKS)
+
+
+def test_generate_to_stdout(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate", "--task", "vt,niah_single_1", "--length", "1k", "--samples", "1", "--out", "-"]) == 0
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for line in captured.out.splitlines()]
+    assert [r["task"] for r in rows] == ["vt", "niah_single_1"] and list(tmp_path.iterdir()) == []
+    assert "wrote 1 sample of vt at 1024 tokens to stdout" in captured.err  # one sample: no plural
+    assert main(["generate", "--task", "vt", "--length", "1k", "--samples", "2", "--out", "-"]) == 0
+    assert "wrote 2 samples of vt" in capsys.readouterr().err
+
+
+def test_report_prints_the_markdown_and_plot_paths(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = _save(tmp_path / "r.json", [_item("vt", 1024, 100), _item("vt", 2048, 50)])
+    assert main(["report", str(path)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed[0] == str(tmp_path / "r.md") and len(printed) > 1
+    assert all(p.endswith(".png") and (tmp_path / p).is_file() for p in printed[1:])
+
+
+def _item(task, length, score, samples=20, seed=0, error=None, mode="native"):
+    from pytest_ruler.results import ItemResult
+
+    return ItemResult(task=task, length=length, seed=seed, mode=mode, samples=samples, score=score, threshold=85.6,
+                      passed=error is None and score >= 85.6, nulls=0, seconds=0.0, error=error)
+
+
+def _save(path, results, model="m"):
+    from pytest_ruler.report.build import build_report, write_report
+
+    return write_report(path, build_report(model=model, backend="scripted", tokenizer="t", haystack_corpus="essays: test",
+                                           threshold=85.6, results=results))
+
+
+def _two_reports(tmp_path):
+    old = _save(tmp_path / "old.json", [_item("niah_single_1", 1024, 100), _item("niah_single_1", 2048, 100),
+                                        _item("vt", 1024, 90), _item("cwe", 1024, 100)])
+    new = _save(tmp_path / "new.json", [_item("niah_single_1", 1024, 100), _item("niah_single_1", 2048, 10),
+                                        _item("vt", 1024, 95), _item("cwe", 1024, 0, error="RuntimeError: boom")], model="m2")
+    return old, new
+
+
+def test_compare_prints_a_markdown_delta_table(tmp_path, capsys):
+    old, new = _two_reports(tmp_path)
+    assert main(["compare", str(old), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## RULER: `old.json` → `new.json`")
+    assert "- **Model:** `m` → `m2`" in out
+    assert "- **Effective length (native):** ≥2K → <1K (Avg 98.3 → n/a)" in out
+    assert "| Task | Length | Mode | Old | New | Change | Samples | p | Significance |" in out
+    assert "| niah_single_1 | 1K | native | 100.0 | 100.0 | 0.0 | 20 → 20 |" in out
+    drop = next(ln for ln in out.splitlines() if ln.startswith("| niah_single_1 | 2K |"))
+    assert "| 100.0 | 10.0 | -90.0 | 20 → 20 |" in drop and drop.endswith("| **significant drop** |")
+    assert next(ln for ln in out.splitlines() if ln.startswith("| vt |")).endswith("| improved |")
+    assert "cwe @ 1K (native): errored in the new report" in out
+    assert "3 cells compared, 1 significant drop" in out
+
+
+def test_compare_options_and_out_file(tmp_path, capsys):
+    old, new = _two_reports(tmp_path)
+    dest = tmp_path / "comment.md"
+    assert main(["compare", str(old), str(new), "--test", "fisher", "--alpha", "0.01", "--out", str(dest)]) == 0
+    assert capsys.readouterr().out.strip() == str(dest)
+    text = dest.read_text(encoding="utf-8")
+    assert "Fisher exact" in text and "alpha=0.01" in text
+    assert main(["compare", str(old), str(old)]) == 0  # identical reports: nothing flagged, still exit 0
+    assert "significant drop**" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["compare", "OLD", "nope.json"], "no such file"),
+    (["compare", "OLD", "OLD", "--alpha", "2"], "--alpha='2'"),
+    (["compare", "OLD", "OLD", "--test", "t"], "--test='t'"),
+])
+def test_compare_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, needle):
+    old, _ = _two_reports(tmp_path)
+    assert main([str(old) if a == "OLD" else a for a in argv]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pytest-ruler: error: ") and needle in lines[0]
+
+
+def test_argparse_errors_are_one_line_too(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "only-one.json"])
+    assert exc.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["pytest-ruler: error: the following arguments are required: NEW.json (see pytest-ruler compare --help)"]
+    with pytest.raises(SystemExit) as exc:
+        main(["gate", "r.json", "--baseline-alpha", "x"])
+    assert exc.value.code == 4  # gate's usage code

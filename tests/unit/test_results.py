@@ -67,7 +67,7 @@ def test_gate_passes_fails_and_names_the_shortfall():
     assert gate(_report(results), required=1024).passed is True
     v = gate(_report(results), required=2048)
     assert v.passed is False and v.failures == ["effective length 1K < required 2K at threshold 85.6"]
-    assert v.lines() == [("gate FAILED: effective length 1K (required 2K)", "red")]
+    assert v.lines() == [("gate FAILED: effective length 1K (required 2K) at threshold 85.6", "red")]
 
 
 def test_gate_never_passes_on_missing_evidence():

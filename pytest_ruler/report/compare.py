@@ -1,0 +1,98 @@
+"""``pytest-ruler compare OLD.json NEW.json``: two saved reports as a Markdown delta table (a PR comment).
+
+    old report, new report ──compare_markdown(old, new, alpha=, test=)──► Markdown
+        effective length and Avg old → new per mode (Table 3's Total row, results.table3)
+        one row per (task, length, mode) cell: old score, new score, change, samples,
+        p-value and significance (results.baseline.compare: scores pooled over seeds,
+        one-sided test of a drop, Holm-corrected over the cells; the plugin's
+        ``--ruler-baseline`` statistics), then the cells only one report has
+
+It reports and does not gate (``pytest-ruler gate --baseline`` does). Errored items
+have no score: they are left out of the comparison and their cells are named.
+
+Public names: ``compare_markdown``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..lengths import format_length
+from ..results.table import table3
+from .load import MODE_TITLE
+
+__all__ = ["compare_markdown"]
+
+_REASONS = {"missing in baseline": "only in the new report", "missing in current run": "only in the old report",
+            "no samples": "no samples"}
+
+
+def _row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def _total(report: Mapping[str, Any], mode: str) -> tuple[str, str]:
+    """(effective length, Avg) as Table 3's Total row prints them; ``-`` when the mode did not run."""
+    if not (report.get("summary") or {}).get(mode):
+        return "-", "-"
+    total = table3(report, mode).rows[-1]
+    return total[-1], total[-4]
+
+
+def _change(delta: float) -> str:
+    r = round(delta, 1)
+    return f"{r:+.1f}" if r else "0.0"
+
+
+def _significance(c: Any) -> str:
+    if c.significant:
+        return "**significant drop**"
+    if c.delta < 0:
+        return "within noise"
+    return "improved" if c.delta > 0 else "unchanged"
+
+
+def _errored(report: Mapping[str, Any]) -> set[tuple[str, int, str]]:
+    return {(i["task"], int(i["length"]), i.get("mode", "native")) for i in report.get("items") or [] if i.get("error") is not None}
+
+
+def compare_markdown(old: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, test: str = "two-proportion-z",
+                     old_name: str = "old", new_name: str = "new") -> str:
+    """The Markdown delta table of ``new`` against ``old`` (see the module docstring)."""
+    from ..results.baseline import compare
+    from ..results.regressions import summarize_regressions
+
+    scored = [i for i in new.get("items") or [] if i.get("error") is None]
+    comparisons = compare({"items": [i for i in old.get("items") or [] if i.get("error") is None]}, scored, alpha=alpha, test=test)
+    header = summarize_regressions(comparisons, verbose=False)[1][0].removeprefix("baseline: ")
+    lines = [f"## RULER: `{old_name}` → `{new_name}`", ""]
+    models = [str(r.get("model", "?")) for r in (old, new)]
+    lines.append(f"- **Model:** `{models[0]}`" + (f" → `{models[1]}`" if models[1] != models[0] else ""))
+    for mode in ("native", "mapreduce"):
+        (old_eff, old_avg), (new_eff, new_avg) = _total(old, mode), _total(new, mode)
+        if (old_eff, new_eff) != ("-", "-"):
+            lines.append(f"- **Effective length ({MODE_TITLE[mode]}):** {old_eff} → {new_eff} (Avg {old_avg} → {new_avg})")
+    thresholds = [r.get("threshold") for r in (old, new)]
+    lines.append(f"- **Threshold:** {thresholds[0]:g}" if thresholds[0] == thresholds[1] and thresholds[0] is not None
+                 else f"- **Threshold:** {thresholds[0]} → {thresholds[1]} (effective lengths are not comparable)")
+    lines += [f"- **Cells:** {header}", ""]
+    if comparisons:
+        lines.append(_row(["Task", "Length", "Mode", "Old", "New", "Change", "Samples", "p", "Significance"]))
+        lines.append("|:---|---:|:---|---:|---:|---:|---:|---:|:---|")
+        for c in comparisons:
+            lines.append(_row([c.task, format_length(c.length), MODE_TITLE.get(c.mode, c.mode), f"{c.baseline_score:.1f}",
+                               f"{c.current_score:.1f}", _change(c.delta), f"{c.baseline_n} → {c.current_n}",
+                               f"{c.p_value:.3g}", _significance(c)]))
+        lines.append("")
+    errored = {"old": _errored(old), "new": _errored(new)}
+    apart = []
+    for nc in comparisons.not_compared:
+        key = (nc.task, nc.length, nc.mode)
+        why = [f"errored in the {side} report" for side, keys in errored.items() if key in keys] or [_REASONS.get(nc.reason, nc.reason)]
+        apart.append(f"{nc.task} @ {format_length(nc.length)} ({MODE_TITLE.get(nc.mode, nc.mode)}): {', '.join(why)}")
+    if apart:
+        lines += ["Not compared: " + "; ".join(apart) + ".", ""]
+    lines.append("Scores are percentages pooled over seeds; p is the one-sided p-value of a drop, adjusted over the "
+                 "compared cells; only a significant drop is flagged (this comparison does not gate).")
+    return "\n".join(lines) + "\n"

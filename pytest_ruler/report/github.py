@@ -1,0 +1,155 @@
+"""CI-native output for GitHub Actions: the step summary and workflow-command annotations.
+
+    report dict, verdict lines ──step_summary(report, verdict_lines)──► Markdown
+        (the report's Markdown with Table 3, report.markdown; the verdict; the map-reduce rescue line)
+    report dict, verdict lines ──annotations(report, verdict_lines, errors=)──► ["::error title=...::...", ...]
+        errors: each red verdict line (a failed gate, a significant drop), each failing
+        (task, length, mode) cell (mean score over seeds < threshold, or errored);
+        warnings: each undecided gate, an incomplete run, the run's warnings, end-of-run errors;
+        at most ``limit`` of each kind, the last saying how many more there are
+    github_output(report, verdict_lines, say, environ=)  # what the plugin calls once per run:
+        appends step_summary to $GITHUB_STEP_SUMMARY when it is set (a file path);
+        hands each annotation to ``say`` (a terminal line, after an empty one) when $GITHUB_ACTIONS is "true"
+
+Pure functions of a JSON report dict (``build_report``'s, after the verdict's fields were
+merged in) and ``Verdict.lines()``; nothing here aggregates: cell scores come from
+``results.cells.report_cells``, Table 3 from ``report.markdown``. Messages are escaped as
+GitHub's runner reads workflow commands: ``%``, CR and LF in messages; also ``:`` and ``,``
+in properties (``escape_data``, ``escape_property``).
+
+Public names: ``annotations``, ``escape_data``, ``escape_property``, ``github_output``,
+``rescue_line``, ``step_summary``, ``workflow_command``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..lengths import format_length
+from ..results.cells import mode_items, report_cells
+from ..secrets import scrub
+from .load import MODE_TITLE
+
+__all__ = ["annotations", "escape_data", "escape_property", "github_output", "rescue_line", "step_summary",
+           "workflow_command"]
+
+#: GitHub shows at most 10 error and 10 warning annotations per step
+LIMIT = 10
+
+
+def escape_data(text: object) -> str:
+    """A workflow command's message: ``%``, CR and LF escaped (``%`` first)."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: object) -> str:
+    """A workflow command's property value (``title=...``): as a message, plus ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(kind: str, message: object, **properties: object) -> str:
+    """``::kind key=value,...::message``, escaped (e.g. ``kind="error", title="RULER gate"``)."""
+    props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v is not None)
+    return f"::{kind}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def rescue_line(report: Mapping[str, Any]) -> str | None:
+    """The terminal's "map-reduce passes where native fails (<grounding label>): cells" line, or None."""
+    rescued = [x for x in report.get("mapreduce_vs_native") or [] if x.get("rescued")]
+    if not rescued:
+        return None
+    from ..mapreduce import grounding_summary
+
+    grounding = grounding_summary(it.get("mapreduce") for it in mode_items(report, "mapreduce"))
+    cells = dict.fromkeys(f"{x['task']}@{format_length(int(x['length']))}" for x in rescued)
+    return f"map-reduce passes where native fails ({grounding}): " + ", ".join(cells)
+
+
+def step_summary(report: Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]] = ()) -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: the report (Table 3 per mode, as ``--ruler-markdown``
+    writes it), the rescue line and the verdict lines."""
+    from .markdown import markdown
+
+    lines = [markdown(report).rstrip("\n"), ""]
+    rescue = rescue_line(report)
+    if rescue:
+        lines += [f"**{rescue}**", ""]
+    if verdict_lines:
+        lines += ["## Verdict", ""]
+        lines += [f"- {'**' + text + '**' if colour in ('red', 'yellow') else text}" for text, colour in verdict_lines]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _where(task: str, length: int, mode: str) -> str:
+    suffix = "" if mode == "native" else f" ({MODE_TITLE.get(mode, mode)})"
+    return f"{task} @ {format_length(length)}{suffix}"
+
+
+def _failing_cells(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(title, message) per failing cell, native first, in length then task order."""
+    threshold = report.get("threshold")
+    out = []
+    for mode in ("native", "mapreduce"):
+        scores, errored = report_cells(report, mode)
+        reasons: dict[tuple[str, int], list[str]] = {}
+        for e in ((report.get("summary") or {}).get(mode) or {}).get("errored") or []:
+            reasons.setdefault((e.get("task"), int(e.get("length", 0))), []).append(f"seed {e.get('seed')}: {e.get('error')}")
+        cells = {(t, L) for t, ls in errored.items() for L in ls}
+        if threshold is not None:
+            cells |= {(t, L) for t, ls in scores.items() for L, s in ls.items() if s < threshold}
+        for task, length in sorted(cells, key=lambda c: (c[1], c[0])):
+            title = f"RULER {_where(task, length, mode)}"
+            if length in errored.get(task, ()):
+                why = reasons.get((task, length)) or ["no score"]
+                more = f" (+{len(why) - 1} more)" if len(why) > 1 else ""
+                out.append((title, f"errored, {why[0]}{more}"))
+            else:
+                out.append((title, f"score {scores[task][length]:.1f} < threshold {threshold:g}"))
+    return out
+
+
+def _capped(kind: str, entries: Sequence[tuple[str, str]], limit: int, what: str) -> list[str]:
+    """At most ``limit`` commands; when there are more, the last says how many were left out."""
+    shown = entries if len(entries) <= limit else entries[: max(limit - 1, 0)]
+    lines = [workflow_command(kind, message, title=title) for title, message in shown]
+    if len(shown) < len(entries):
+        lines.append(workflow_command(kind, f"{len(entries) - len(shown)} more {what} (see the step summary or the JSON report)",
+                                      title="RULER"))
+    return lines
+
+
+def annotations(report: Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]] = (), *,
+                errors: Iterable[str] = (), limit: int = LIMIT) -> list[str]:
+    """The workflow commands for a run: ``::error`` per red verdict line and failing cell,
+    ``::warning`` per undecided gate, incomplete run, run warning and end-of-run error."""
+    failed = [("RULER gate" if not text.startswith("baseline:") else "RULER baseline", text)
+              for text, colour in verdict_lines if colour == "red"]
+    warned = [("RULER gate", text) for text, colour in verdict_lines if colour == "yellow"]
+    if not report.get("complete", True):
+        state = "interrupted" if report.get("interrupted") else "stopped"
+        done, total = report.get("items_finished"), report.get("items_expected")
+        count = f" after {done} of {total} items" if done is not None and total is not None else ""
+        warned.append(("RULER incomplete run", f"{state}{count}: the table and report are partial (\"complete\": false)"))
+    warned += [("RULER warning", w) for w in report.get("warnings") or []]
+    warned += [("RULER error", e) for e in errors]
+    cells = _failing_cells(report)
+    return (_capped("error", failed + cells, limit, "failures")
+            + _capped("warning", warned, limit, "warnings"))
+
+
+def github_output(report: Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]], say: Callable[[str], Any], *,
+                  errors: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> None:
+    """The plugin's one call at the end of a run (see the module docstring); does nothing outside CI."""
+    env = os.environ if environ is None else environ
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(scrub(step_summary(report, verdict_lines)))
+    lines = annotations(report, verdict_lines, errors=errors) if env.get("GITHUB_ACTIONS") == "true" else []
+    if lines:
+        say("")  # pytest's progress line is still open: a command must start its own line
+    for line in lines:
+        say(line)
