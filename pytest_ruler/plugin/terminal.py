@@ -253,7 +253,8 @@ class RulerPlugin:
 
             baseline = load_baseline(c.baseline)
         return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
-                    baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha, test=c.baseline_test)
+                    baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha, test=c.baseline_test,
+                    confidence=c.gate_confidence)
 
     def _write_markdown(self, report: dict) -> list:
         from ..report.markdown import markdown
@@ -289,7 +290,7 @@ class RulerPlugin:
         for mode in modes:
             if len(modes) > 1:
                 tr.write_line("native:" if mode == "native" else f"map-reduce (LLM x MapReduce, chunked; {grounding}):", bold=True)
-            for line in format_text(table3(self.report, mode)):
+            for line in format_text(table3(self.report, mode, c.show_ci)):
                 tr.write_line(line)
         tr.write_line(NOTATION)
         bad = [r for r in self.results if r.error is not None]

@@ -1,6 +1,6 @@
 """A report dict as Markdown: the header, Table 3 per mode, the comparison, the depth sweeps.
 
-    report dict ──markdown(report, images=...)──► Markdown text
+    report dict ──markdown(report, images=..., ci=False)──► Markdown text
         header (model, back end, haystack, threshold, items, gate)
         Table 3 per mode: results.table3's cells, with † (over the context) and ‡ (errors) marks
         native vs map-reduce, map-reduce compliance, depth sweeps (results.cells.depth_cells)
@@ -11,6 +11,10 @@ Layout follows the RULER paper's Table 3 for one model: tasks as rows, then a To
 row; columns 4K..128K, Avg, wAvg (inc), wAvg (dec), effective length, printed as
 :func:`~pytest_ruler.results.table.format_effective_length` does (the paper's
 ">128K" is "≥128K" here, over whatever lengths were tested).
+
+With per-sample scores in the report, Table 3 has an "Effective (95% lower bound)"
+column; ``ci=True`` (``--ruler-ci``) writes scores as ``score±SE`` and lists the Total's
+95 % intervals under the table (:mod:`pytest_ruler.results.intervals`).
 
 Depths in [0, 1] are read as fractions, larger ones as percentages. Reports without
 depth sweeps render without a depth section.
@@ -53,7 +57,9 @@ def _total(report: Mapping[str, Any], mode: str) -> dict[str, str] | None:
     them), or None when the mode has no summary."""
     if not (report.get("summary") or {}).get(mode):
         return None
-    return dict(zip(("avg", "wavg_inc", "wavg_dec", "effective"), table3(report, mode).rows[-1][-4:]))
+    table = table3(report, mode)
+    n = len(table.lengths)
+    return dict(zip(("avg", "wavg_inc", "wavg_dec"), table.rows[-1][1 + n:4 + n])) | {"effective": table.rows[-1][-1]}
 
 
 def depth_label(d: float, depths: Sequence[float]) -> str:
@@ -154,13 +160,14 @@ def _flag(items: Sequence[Mapping[str, Any]]) -> str:
     return marks
 
 
-def _table(report: Mapping[str, Any], mode: str) -> list[str]:
+def _table(report: Mapping[str, Any], mode: str, ci: bool = False) -> list[str]:
     """Table 3 of one mode (the terminal's cells, from results.table3), with flags per cell."""
-    table = table3(report, mode)
+    table = table3(report, mode, ci)
     by_cell: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for it in mode_items(report, mode):
         by_cell.setdefault((it["task"], int(it["length"])), []).append(it)
-    head = ["Task", *table.header[1:-4], "Avg", "wAvg (inc)", "wAvg (dec)", "Effective"]
+    bound = ["Effective (95% lower bound)"] if "Eff.LB" in table.header else []
+    head = ["Task", *table.header[1:1 + len(table.lengths)], "Avg", "wAvg (inc)", "wAvg (dec)", *bound, "Effective"]
     out = [_row(head), "|:---|" + "---:|" * (len(head) - 1)]
     for row in table.rows:
         if row[0] == "Total":
@@ -191,6 +198,22 @@ def _flag_notes(report: Mapping[str, Any], mode: str) -> list[str]:
     return lines
 
 
+def _interval_lines(report: Mapping[str, Any], mode: str) -> list[str]:
+    """``--ruler-ci``: what ± means, and the Total's 95 % intervals."""
+    iv = ((report.get("summary") or {}).get(mode) or {}).get("intervals")
+    if not iv:
+        return ["No per-sample scores in this report: no standard errors or intervals.", ""]
+    parts = [f"{format_length(int(L))} [{v['ci95'][0]:.1f}, {v['ci95'][1]:.1f}]"
+             for L, v in (iv.get("per_length") or {}).items() if v]
+    parts += [f"{name} [{iv[k]['ci95'][0]:.1f}, {iv[k]['ci95'][1]:.1f}]"
+              for k, name in (("avg", "Avg"), ("wavg_inc", "wAvg (inc)"), ("wavg_dec", "wAvg (dec)")) if iv.get(k)]
+    lines = ["± is the standard error in points (per cell: the pooled per-sample scores over seeds; "
+             "Total and averages: independent cell means combined). "]
+    if parts:
+        lines[0] += "95% intervals of the Total: " + "; ".join(parts) + "."
+    return lines + [""]
+
+
 def _depth_section(report: Mapping[str, Any], mode: str) -> list[str]:
     tables = depth_cells(report, mode)
     if not tables:
@@ -208,10 +231,11 @@ def _depth_section(report: Mapping[str, Any], mode: str) -> list[str]:
     return out
 
 
-def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = ()) -> str:
+def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = (), ci: bool = False) -> str:
     """The report as Markdown: header, Table 3 per mode, comparisons, depth sweeps.
 
-    ``images`` (paths relative to where the Markdown will live) are linked at the end.
+    ``images`` (paths relative to where the Markdown will live) are linked at the end;
+    ``ci`` (``--ruler-ci``) shows standard errors and the Total's 95 % intervals.
     """
     threshold = report.get("threshold")
     lines = [f"# RULER report: {report.get('model', '?')}", ""]
@@ -243,8 +267,10 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = ()) ->
         lines += [f"## {heading}", ""]
         grounding_head, grounding_table = _grounding_lines(report) if mode == "mapreduce" else ([], [])
         lines += grounding_head
-        lines += _table(report, mode)
+        lines += _table(report, mode, ci)
         lines.append("")
+        if ci:
+            lines += _interval_lines(report, mode)
         notes = _flag_notes(report, mode)
         if notes:
             lines += notes + [""]
@@ -257,6 +283,10 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = ()) ->
             f"Effective length: the longest tested length scoring above the threshold{thr}; "
             "\"≥L\" means it passes at the longest tested length L (the paper's \">128K\"), "
             "\"<L\" that it is below the threshold at every tested length, the shortest being L."
+            + (" Effective (95% lower bound): the longest length L at which, and at every shorter tested length, "
+               "the score exceeds the threshold with 95% confidence (one-sided tests in ascending order, "
+               "stopping at the first that does not reject)."
+               if any(((report.get("summary") or {}).get(m) or {}).get("intervals") for m in modes) else "")
         )
         lines.append("")
 

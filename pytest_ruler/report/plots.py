@@ -6,7 +6,10 @@
         {prefix}.depth.{task}.png      depth sweeps (results.cells.depth_cells)
 
 Every point is a number the report holds or ``pytest_ruler.results`` computes from
-it: the lines are Table 3's cells, so a cell Table 3 shows as ERR has no point.
+it: the lines are Table 3's cells, so a cell Table 3 shows as ERR has no point. With
+per-sample scores in the report, each line has a band: the 95 % interval of its cells
+(the summary's ``intervals``), pale for tasks, darker for the Total; a cell without an
+interval breaks its band.
 
 matplotlib is optional (``pip install "pytest-ruler[plot]"``); it is imported only
 inside :func:`plot_scores`, drawing on the Agg canvas without touching pyplot's
@@ -63,6 +66,19 @@ def _length_axis(ax: Any, lengths: Sequence[int]) -> None:
     ax.set_xlabel("context length (tokens)")
 
 
+def _band(ax: Any, xs: Sequence[int], intervals: Mapping[str, Any] | None, colour: Any, alpha: float) -> None:
+    """The 95 % interval of a line's points as a shaded band (gaps where a point has none)."""
+    if not intervals:
+        return
+    lo, hi = [], []
+    for L in xs:
+        iv = intervals.get(str(L))
+        lo.append(iv["ci95"][0] if iv else float("nan"))
+        hi.append(iv["ci95"][1] if iv else float("nan"))
+    if any(not math.isnan(v) for v in lo):
+        ax.fill_between(list(xs), lo, hi, color=colour, alpha=alpha, linewidth=0)
+
+
 def plot_scores(report: Mapping[str, Any], out_dir: str | Path, *, prefix: str = "ruler") -> list[Path]:
     """Write the PNG plots of a report into ``out_dir``; return their paths.
 
@@ -96,14 +112,19 @@ def plot_scores(report: Mapping[str, Any], out_dir: str | Path, *, prefix: str =
         ax = fig.add_subplot(1, 1, 1)
         tasks = ordered_tasks(list(means))
         palette = colormaps["tab10" if len(tasks) <= 10 else "tab20"]
+        iv = (s or {}).get("intervals") or {}
         for i, task in enumerate(tasks):
             xs = sorted(means[task])
             ax.plot(xs, [means[task][L] for L in xs], marker="o", markersize=3, linewidth=1.0, alpha=0.8,
                     color=palette(i % palette.N), label=task)
+            _band(ax, xs, (iv.get("cells") or {}).get(task), palette(i % palette.N), 0.10)
         if pl:
             xs = sorted(pl)
             eff = format_effective_length(s.get("effective_length"), xs)
+            if iv:
+                eff += f", 95% bound {format_effective_length(s.get('effective_length_bound'), xs)}"
             ax.plot(xs, [pl[L] for L in xs], color="black", linewidth=2.6, marker="s", label=f"Total (effective {eff})")
+            _band(ax, xs, iv.get("per_length"), "black", 0.18)
         if mode != "native" and native:
             npl = {int(k): float(v) for k, v in native["per_length"].items()}
             xs = sorted(npl)

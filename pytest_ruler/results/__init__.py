@@ -13,8 +13,9 @@ Modules: ``item`` (ItemResult, the report SCHEMA), ``summary`` (cell_scores,
 summarize_results, mapreduce_vs_native), ``aggregate`` (the paper's formulas:
 Avg, wAvg, effective length), ``scoring`` (RULER's metrics), ``table`` (Table 3
 and its notation), ``cells`` (Table 3's cells read back from a saved report),
-``gate`` (the verdict), ``baseline`` / ``stats`` / ``regressions`` (comparing
-with an earlier report).
+``gate`` (the verdict), ``baseline`` / ``stats`` / ``paired`` / ``regressions``
+(comparing with an earlier report, paired on shared questions), ``intervals`` (error
+bars and the effective length's confidence bound from per-sample scores).
 
 Public names: ``ItemResult``, ``Verdict``, ``cell_scores``, ``gate``,
 ``mapreduce_vs_native``, ``summarize_results``.

@@ -21,7 +21,15 @@ The statistics, in order:
    variance of a 0/1 outcome with the same mean, so treating it as binomial overstates
    the noise: the test is conservative there, which is the safe side for CI.
 3. **Test.** One-sided, H1: "current proportion < baseline proportion" (an improvement
-   is never a failure).
+   is never a failure). **Paired first**: where both runs carry per-sample prompt hashes
+   and share questions (same tokenizer and template: RULER's samples are deterministic),
+   the shared questions are compared pairwise (:mod:`pytest_ruler.results.paired`):
+   exact McNemar for 0/1 scores, the paired t-test (sign test without variance) for
+   fractional ones; ``Comparison.paired`` counts the pairs and ``effect`` is the mean
+   change per question in points with its 95 % interval. Pairing removes the
+   between-question variance, so it detects a real drop with far fewer samples. Where
+   they share none, or a side has no hashes (an older report), the unpaired test below
+   is used and ``Comparison.note`` says why:
 
    - ``"two-proportion-z"`` (default): the pooled two-proportion z-test,
      ``z = (p_cur - p_base) / sqrt(p(1-p)(1/n_base + 1/n_cur))``, p-value ``Phi(z)``, no
@@ -75,7 +83,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RulerUsageError
-from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, two_proportion_z_less
+from .paired import paired_scores, question_scores
+from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, paired_less, two_proportion_z_less
 
 __all__ = ["DEFAULT_ALPHA", "SCHEMA", "Comparison", "Comparisons", "NotCompared", "compare", "load_baseline"]
 
@@ -176,7 +185,11 @@ class Comparison:
     ``current_score - baseline_score`` (negative = drop). ``p_value`` is the adjusted
     p-value the decision uses (``raw_p_value`` before the multiple-comparison
     correction). ``test`` names the test actually used (``"fisher"`` when the z-test
-    fell back to it, with ``exact_fallback`` true).
+    fell back to it, with ``exact_fallback`` true; ``"mcnemar"``, ``"paired-t"`` or
+    ``"sign"`` for a paired comparison over ``paired`` shared questions, of which
+    ``lost`` got a lower score and ``gained`` a higher one; ``effect`` is then their mean
+    change in points and ``effect_ci`` its 95 % interval). ``note`` says why a cell whose
+    runs record prompt hashes was not paired.
     """
 
     task: str
@@ -198,6 +211,12 @@ class Comparison:
     min_drop: float = 0.0
     exact_fallback: bool = False
     cells: int = 1  # how many comparisons the correction was over
+    paired: int = 0  # shared questions compared pairwise (0: unpaired test)
+    lost: int = 0
+    gained: int = 0
+    effect: float | None = None  # paired: mean change per question, points
+    effect_ci: tuple[float, float] | None = None
+    note: str | None = None
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -282,19 +301,24 @@ def compare(
     test: str = "two-proportion-z",
     min_drop: float = 0.0,
     correction: str = "holm",
+    paired: bool = True,
 ) -> Comparisons:
     """Compare each (task, length, mode) cell of ``current_items`` with the baseline's.
 
     ``baseline_report`` is a report dict (e.g. from :func:`load_baseline`);
     ``current_items`` are report items (mappings) or ``ItemResult`` objects. Returns a
     :class:`Comparisons` list ordered native first, then by task and length; the cells
-    present on one side only are in its ``not_compared`` attribute.
+    present on one side only are in its ``not_compared`` attribute. ``paired=False``
+    uses the unpaired test everywhere.
     """
     _check_options(alpha, test, min_drop, correction)
     if not isinstance(baseline_report, Mapping) or not isinstance(baseline_report.get("items"), list):
         raise RulerUsageError("baseline_report", type(baseline_report).__name__, "pass a report dict with 'items' (see load_baseline).")
+    current_items = [_as_mapping(i) for i in current_items]
     base = _pool(baseline_report["items"], "--ruler-baseline")
     cur = _pool(current_items, "items")
+    base_q = question_scores(baseline_report["items"]) if paired else {}
+    cur_q = question_scores(current_items) if paired else {}
 
     not_compared: list[NotCompared] = []
     keys: list[tuple[str, int, str]] = []
@@ -308,29 +332,47 @@ def compare(
         else:
             keys.append(key)
 
-    raw: list[tuple[float, bool, int, int]] = []
+    raw: list[tuple[float, bool, int, int, dict[str, Any]]] = []
     for key in keys:
         (bs, bn), (cs, cn) = base[key], cur[key]
         bx, cx = _successes(bs, bn), _successes(cs, cn)
-        if test == "fisher":
+        extra = _paired(base_q.get(key), cur_q.get(key))
+        if "test" in extra:
+            p, fallback = extra.pop("p_value"), False
+        elif test == "fisher":
             p, fallback = fisher_exact_less(bx, bn, cx, cn), False
         else:
             p, fallback = two_proportion_z_less(bx, bn, cx, cn)
-        raw.append((p, fallback, bx, cx))
+        raw.append((p, fallback, bx, cx, extra))
 
     adjusted = adjust([r[0] for r in raw], correction)
     out: list[Comparison] = []
-    for key, (p, fallback, bx, cx), adj in zip(keys, raw, adjusted):
+    for key, (p, fallback, bx, cx, extra), adj in zip(keys, raw, adjusted):
         (bs, bn), (cs, cn) = base[key], cur[key]
         delta = cs - bs
-        significant = adj < alpha and delta < 0 and delta <= -float(min_drop)
-        out.append(Comparison(
-            task=key[0], length=key[1], mode=key[2],
-            baseline_score=bs, current_score=cs, baseline_n=bn, current_n=cn,
-            delta=delta, p_value=adj, significant=significant,
-            test="fisher" if (test == "fisher" or fallback) else test,
-            alpha=float(alpha), raw_p_value=p, correction=correction,
-            baseline_successes=bx, current_successes=cx, min_drop=float(min_drop),
-            exact_fallback=fallback, cells=len(keys),
-        ))
+        change = extra.get("effect", delta)  # paired: the change of the questions tested
+        significant = adj < alpha and change < 0 and change <= -float(min_drop)
+        out.append(Comparison(**{
+            "task": key[0], "length": key[1], "mode": key[2],
+            "baseline_score": bs, "current_score": cs, "baseline_n": bn, "current_n": cn,
+            "delta": delta, "p_value": adj, "significant": significant,
+            "test": "fisher" if (test == "fisher" or fallback) else test,
+            "alpha": float(alpha), "raw_p_value": p, "correction": correction,
+            "baseline_successes": bx, "current_successes": cx, "min_drop": float(min_drop),
+            "exact_fallback": fallback, "cells": len(keys), **extra,
+        }))
     return Comparisons(out, not_compared)
+
+
+def _paired(base: Mapping[str, float] | None, cur: Mapping[str, float] | None) -> dict[str, Any]:
+    """The paired test's Comparison fields for one cell, or only a ``note`` (or nothing)
+    when the cell falls back to the unpaired test."""
+    if base is None or cur is None:
+        return {}  # a side without per-sample hashes (an older report): unpaired, as before
+    b, c = paired_scores(base, cur)
+    if not b:
+        return {"note": "unpaired: the runs share no question (another tokenizer or chat template?)"}
+    r = paired_less(b, c)
+    ci = None if r.ci_low is None else (r.ci_low, r.ci_high)
+    return {"test": r.test, "p_value": r.p_value, "paired": r.n, "lost": r.lost, "gained": r.gained,
+            "effect": r.mean_diff, "effect_ci": ci}

@@ -1,6 +1,6 @@
 """The release gate, in the core: a saved report in, a verdict with its reasons out.
 
-    report dict (JSON report) ──gate(report, required=, mapreduce_required=, baseline=)──► Verdict
+    report dict (JSON report) ──gate(report, required=, mapreduce_required=, baseline=, confidence=)──► Verdict
         passed: True | False | None (not decided: the run was interrupted)
         failures: one line per reason the run fails
         fields: the report's "gate", "mapreduce_gate" and "baseline" entries
@@ -10,6 +10,14 @@ The plugin and ``pytest-ruler gate REPORT.json`` call this same function, so a t
 can gate on a report produced elsewhere (a GPU box, a nightly run) and get the
 plugin's verdict. A gate never passes on missing evidence: errored items, an
 unfinished run or no items at all fail it (an interrupted run gets no verdict).
+
+``confidence`` (``--ruler-gate-confidence=0.95``) gates on the effective length's lower
+confidence bound at that level instead of its point estimate: the longest length up to
+which every tested length scores above the threshold with that confidence
+(:func:`pytest_ruler.results.intervals.effective_length_bounds`, recomputed from the
+report's per-sample scores). The gate's entry then carries ``confidence`` and
+``effective_length_bound``, and its reason says that the bound was compared. A report
+without per-sample scores (an older version) fails such a gate: no bound is established.
 
 Public names: ``Verdict``, ``gate``.
 """
@@ -56,7 +64,36 @@ class Verdict:
         return out
 
 
-def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int) -> dict[str, Any]:
+def _bound(report: Mapping[str, Any], mode: str, confidence: float) -> tuple[int | None, bool]:
+    """(the mode's effective-length bound at ``confidence``, whether the report has the per-sample
+    scores to establish one)."""
+    from .cells import report_cells
+    from .intervals import effective_length_bounds, pooled_cells
+
+    cells = pooled_cells(report.get("items") or [], mode)
+    if not any(v for ls in cells.values() for v in ls.values()):
+        return None, False
+    scores, _ = report_cells(report, mode)
+    return effective_length_bounds(cells, scores, float(report.get("threshold") or 0.0), confidence)[0], True
+
+
+def _confidence_gate(report: Mapping[str, Any], g: dict[str, Any], mode: str, what: str, required: int,
+                     confidence: float, hint: str) -> None:
+    bound, established = _bound(report, mode, confidence)
+    g["confidence"], g["effective_length_bound"] = confidence, bound
+    level = f"{100 * confidence:g}% lower confidence bound of the {what}"
+    if not established:
+        g["reason"] = f"the report has no per-sample scores (an older version?); the {level} is not established"
+    elif bound is not None and bound >= required:
+        g["passed"] = True
+    else:
+        shown = format_length(bound) if bound is not None else "below the shortest tested length"
+        point = format_length(g["effective_length"]) if g["effective_length"] is not None else "none"
+        g["reason"] = (f"{level}: {shown} < required {format_length(required)} (point estimate {point}) "
+                       f"at threshold {report.get('threshold')}{hint}")
+
+
+def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int, confidence: float | None = None) -> dict[str, Any]:
     summary = (report.get("summary") or {}).get(mode) or {}
     effective = summary.get("effective_length")
     g: dict[str, Any] = {"required_effective_length": required, "passed": False, "effective_length": effective, "reason": None}
@@ -71,27 +108,31 @@ def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int) ->
         g["reason"] = f"no {'map-reduce ' if mode == 'mapreduce' else ''}RULER item produced a result; {what} is not established"
     elif errors:
         g["reason"] = f"{errors} item{'s' if errors != 1 else ''} errored; {what} is not established"
-    elif effective is not None and effective >= required:
-        g["passed"] = True
     else:
-        shown = format_length(effective) if effective is not None else "below the shortest tested length"
         tested = sorted({int(i["length"]) for i in report.get("items", []) if i.get("mode", "native") == mode}) or [0]
         hint = "" if required <= max(tested) else f" (the run tested only up to {format_length(max(tested))}: add longer --ruler-lengths)"
-        g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {report.get('threshold')}{hint}"
+        if confidence is not None:
+            _confidence_gate(report, g, mode, what, required, confidence, hint)
+        elif effective is not None and effective >= required:
+            g["passed"] = True
+        else:
+            shown = format_length(effective) if effective is not None else "below the shortest tested length"
+            g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {report.get('threshold')}{hint}"
     return g
 
 
 def gate(report: Mapping[str, Any], *, required: int | None = None, mapreduce_required: int | None = None,
          baseline: Mapping[str, Any] | None = None, baseline_path: str | None = None,
-         alpha: float = 0.05, test: str = "two-proportion-z") -> Verdict:
+         alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None) -> Verdict:
     """The verdict on a report (see the module docstring). ``baseline`` is an earlier report
     (see :func:`pytest_ruler.results.baseline.load_baseline`); its cells are compared with this
-    report's items that did not error."""
+    report's items that did not error (paired where they share questions). ``confidence``
+    (e.g. 0.95) gates on the effective length's lower confidence bound."""
     verdict = Verdict(passed=True)
     for (mode, key, what), need in zip(_GATES, (required, mapreduce_required)):
         if need is None:
             continue
-        g = _one_gate(report, mode, what, need)
+        g = _one_gate(report, mode, what, need, confidence)
         verdict.fields[key] = g
         if g["passed"] is None:
             verdict.passed = None

@@ -3,9 +3,11 @@
     Comparisons (results.baseline.compare) ──summarize_regressions──► (passed, lines)
     baseline summary, current summary ──effective_length_drop──► an informational line or None
 
-One line per compared cell: both scores, the change, the sample counts, the test, the
-adjusted p-value against ``alpha`` and the verdict (significant drop, within noise,
-improved, ...). The terminal, the JSON report's ``baseline`` entry and
+One line per compared cell: both scores, the change, the sample counts, the test (for a
+paired one: the shared questions, how many were lost and gained, and the mean change per
+question with its 95 % interval, the effect size), the adjusted p-value against
+``alpha`` and the verdict (significant drop, within noise, improved, ...); a cell that
+could have been paired but was not says why. The terminal, the JSON report's ``baseline`` entry and
 ``pytest-ruler gate --baseline`` print these lines.
 
 Public names: ``effective_length_drop``, ``summarize_regressions``.
@@ -25,7 +27,11 @@ __all__ = ["effective_length_drop", "summarize_regressions"]
 _TEST_LABELS = {
     "two-proportion-z": "one-sided two-proportion z-test",
     "fisher": "one-sided Fisher exact test",
+    "mcnemar": "one-sided exact McNemar test",
+    "paired-t": "one-sided paired t-test",
+    "sign": "one-sided sign test",
 }
+_PAIRED = ("mcnemar", "paired-t", "sign")
 _CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
 
 
@@ -62,6 +68,13 @@ def _line(c: Comparison) -> str:
         verdict = "improved"
     else:
         verdict = "unchanged"
+    if c.paired:
+        effect = f"mean change {_fmt_delta(c.effect or 0.0)} points per question"
+        if c.effect_ci is not None:
+            effect += f" (95% CI {_fmt_delta(c.effect_ci[0])} to {_fmt_delta(c.effect_ci[1])})"
+        label = f"paired on {c.paired} shared questions ({c.lost} lost, {c.gained} gained; {effect}), {label}"
+    elif c.note:
+        label = f"{label} [{c.note}]"
     return (
         f"{_cell(c.task, c.length, c.mode)}: {c.baseline_score:.1f} \u2192 {c.current_score:.1f} "
         f"({_fmt_delta(c.delta)}, n={c.baseline_n}/{c.current_n}), {label} "
@@ -84,10 +97,17 @@ def summarize_regressions(comparisons: Iterable[Comparison], *, verbose: bool = 
     lines: list[str] = []
     if comps:
         c0 = comps[0]
-        requested = "two-proportion-z" if any(c.test == "two-proportion-z" or c.exact_fallback for c in comps) else "fisher"
+        unpaired = [c for c in comps if not c.paired]
+        requested = "two-proportion-z" if any(c.test == "two-proportion-z" or c.exact_fallback for c in unpaired) else "fisher"
         method = _TEST_LABELS[requested]
-        if any(c.exact_fallback for c in comps):
+        if any(c.exact_fallback for c in unpaired):
             method += ", Fisher exact where counts are small"
+        n_paired = len(comps) - len(unpaired)
+        if n_paired and not unpaired:
+            method = "paired on the shared questions: exact McNemar for 0/1 scores, paired t-test for partial credit"
+        elif n_paired:
+            method = (f"paired on the shared questions in {n_paired} cell{'s' if n_paired != 1 else ''} "
+                      f"(exact McNemar / paired t-test), unpaired {method} in {len(unpaired)}")
         lines.append(
             f"baseline: {len(comps)} cell{'s' if len(comps) != 1 else ''} compared, "
             f"{len(drops)} significant drop{'s' if len(drops) != 1 else ''} "

@@ -14,18 +14,36 @@
 - Corrections: ``"holm"`` (Holm's step-down method: controls the family-wise error rate
   like Bonferroni, uniformly more powerful), ``"bonferroni"``, ``"none"``.
 
-:mod:`pytest_ruler.results.baseline` turns cells into counts and calls these.
+Per-sample statistics (scipy.stats, imported on first use):
 
-Public names: ``CORRECTIONS``, ``TESTS``, ``adjust``, ``fisher_exact_less``, ``two_proportion_z_less``.
+    (baseline scores, current scores) of the same questions ──paired_less──► Paired
+        0/1 scores: exact McNemar, one-sided (``binomtest`` of the lost questions among the
+        discordant ones at 1/2); fractional: ``ttest_rel`` (alternative "less"), or the
+        sign test when every non-zero difference is the same (no variance for a t-test)
+    scores of one cell, threshold ──mean_above_p──► p-value of "mean score > threshold"
+        0/1 scores: exact ``binomtest`` (alternative "greater"); fractional: ``ttest_1samp``,
+        or the binomial test on the rounded successes when the scores do not vary
+    ``t_quantile`` / ``z_quantile``: Student-t and normal quantiles.
+
+:mod:`pytest_ruler.results.baseline` turns cells into counts and calls these;
+:mod:`pytest_ruler.results.paired` and :mod:`pytest_ruler.results.intervals` call the
+per-sample ones.
+
+Public names: ``CORRECTIONS``, ``TESTS``, ``Paired``, ``adjust``, ``fisher_exact_less``, ``is_binary``,
+``mcnemar_exact_less``, ``mean_above_p``, ``paired_less``, ``t_quantile``, ``two_proportion_z_less``,
+``z_quantile``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..errors import RulerUsageError
 
-__all__ = ["CORRECTIONS", "TESTS", "adjust", "fisher_exact_less", "two_proportion_z_less"]
+__all__ = ["CORRECTIONS", "TESTS", "Paired", "adjust", "fisher_exact_less", "is_binary", "mcnemar_exact_less",
+           "mean_above_p", "paired_less", "t_quantile", "two_proportion_z_less", "z_quantile"]
 
 TESTS = ("two-proportion-z", "fisher")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -117,3 +135,102 @@ def adjust(p_values: list[float], correction: str) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+# --------------------------------------------------------------------------- per-sample scores (scipy)
+
+
+def _st():
+    from scipy import stats as st  # imported on first use: a run without per-sample scores never needs it
+
+    return st
+
+
+def is_binary(scores: Sequence[float]) -> bool:
+    """Every score is 0 or 1 (RULER's ``string_match_part`` metric on one answer)."""
+    return all(s == 0.0 or s == 1.0 for s in scores)
+
+
+def z_quantile(q: float) -> float:
+    """The standard normal quantile ``Phi^-1(q)``."""
+    return float(_st().norm.ppf(q))
+
+
+def t_quantile(q: float, df: int) -> float:
+    """Student's t quantile with ``df`` degrees of freedom."""
+    return float(_st().t.ppf(q, df))
+
+
+def mcnemar_exact_less(lost: int, gained: int) -> float:
+    """One-sided exact McNemar p-value for "the current run answers fewer questions right".
+
+    ``lost`` questions were right in the baseline and wrong now, ``gained`` the reverse.
+    Under no change each discordant question is lost or gained with probability 1/2, so
+    the p-value is ``P(X >= lost)`` for ``X ~ Binomial(lost + gained, 1/2)``.
+    """
+    if lost < 0 or gained < 0:
+        raise RulerUsageError("discordant counts", (lost, gained), "counts must be non-negative.")
+    if lost + gained == 0:
+        return 1.0
+    return _clamp01(float(_st().binomtest(lost, lost + gained, 0.5, alternative="greater").pvalue))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A paired one-sided test of "current < baseline" on the same questions.
+
+    ``mean_diff`` is the mean of ``current - baseline`` per question, in points (the
+    effect size), with its two-sided 95 % t interval (``None`` with under two pairs or
+    no variance); ``lost`` / ``gained`` count the questions whose score fell / rose.
+    """
+
+    p_value: float
+    test: str  # "mcnemar" | "paired-t" | "sign"
+    n: int
+    lost: int
+    gained: int
+    mean_diff: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+def paired_less(baseline: Sequence[float], current: Sequence[float]) -> Paired:
+    """One-sided paired test of a drop, question by question (see the module docstring)."""
+    if len(baseline) != len(current) or not baseline:
+        raise RulerUsageError("paired scores", (len(baseline), len(current)), "pass the same, non-zero number of scores on both sides.")
+    diffs = [c - b for b, c in zip(baseline, current)]
+    n = len(diffs)
+    lost, gained = sum(d < 0 for d in diffs), sum(d > 0 for d in diffs)
+    mean = math.fsum(diffs) / n
+    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0
+    low = high = None
+    if n > 1 and sd > 0:
+        half = t_quantile(0.975, n - 1) * sd / math.sqrt(n)
+        low, high = 100 * (mean - half), 100 * (mean + half)
+    if is_binary(baseline) and is_binary(current):
+        p, test = mcnemar_exact_less(lost, gained), "mcnemar"
+    elif sd > 0:
+        p, test = _clamp01(float(_st().ttest_rel(current, baseline, alternative="less").pvalue)), "paired-t"
+    else:  # every difference equal: a t-test has no variance to work with; the sign test does
+        p, test = mcnemar_exact_less(lost, gained), "sign"
+    return Paired(p_value=p, test=test, n=n, lost=lost, gained=gained, mean_diff=100 * mean, ci_low=low, ci_high=high)
+
+
+def mean_above_p(scores: Sequence[float], threshold: float) -> float:
+    """One-sided p-value of "the mean per-sample score exceeds ``threshold``" (both in [0, 1]).
+
+    0/1 scores: the exact binomial test. Fractional scores: the one-sample t-test; when
+    they do not vary, the binomial test on ``round(n * mean)`` successes (partial credit
+    has at most a 0/1 score's variance, so this errs on the side of not rejecting).
+    No scores: 1.0 (no evidence).
+    """
+    n = len(scores)
+    if n == 0 or threshold >= 1.0:
+        return 1.0
+    threshold = max(0.0, threshold)
+    mean = math.fsum(scores) / n
+    varies = n > 1 and any(s != scores[0] for s in scores)
+    if not is_binary(scores) and varies:
+        return _clamp01(float(_st().ttest_1samp(scores, threshold, alternative="greater").pvalue))
+    x = min(n, max(0, int(math.floor(mean * n + 0.5))))
+    return _clamp01(float(_st().binomtest(x, n, threshold, alternative="greater").pvalue))

@@ -3,10 +3,13 @@
     [ItemResult] ──cell_scores(results, mode)──► {task: {length: mean over seeds}}, errored cells
                  ──summarize_results(results, threshold, mode)──► the mode's summary dict
                    (per_length, avg, wavg_inc, wavg_dec, effective_length,
-                    per_task_effective_length, errors, errored_lengths, errored)
+                    per_task_effective_length, errors, errored_lengths, errored,
+                    intervals, effective_length_bound, per_task_effective_length_bound, bound_confidence)
 
 The terminal table, the JSON report, Markdown, plots, the snapshot extension and
-``pytest-ruler gate`` all read this one summary.
+``pytest-ruler gate`` all read this one summary. Its error bars (``intervals``: stderr and
+95 % interval per cell, per length, for Avg and wAvg) and the effective length's 95 % lower
+confidence bound come from the items' per-sample scores (:mod:`pytest_ruler.results.intervals`).
 
 Public names: ``cell_scores``, ``summarize_results``, ``mapreduce_vs_native``.
 """
@@ -17,6 +20,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from .aggregate import avg, effective_length, mean_over_tasks, wavg_dec, wavg_inc
+from .intervals import LEVEL, effective_length_bounds, pooled_cells, summary_intervals
 from .item import ItemResult
 
 __all__ = ["cell_scores", "mapreduce_vs_native", "summarize_results"]
@@ -46,6 +50,8 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
     over lengths are not established (None) while any length errored, and effective
     lengths (per task and overall) are computed only below the first errored length.
     ``errors`` counts the errored items; ``errored`` lists them with their reasons.
+    ``intervals`` is ``None`` and the bounds are ``None`` when no item carries per-sample
+    scores (a report from an older version).
     """
     results = [r for r in results if r.mode == mode]
     if not results:
@@ -64,13 +70,21 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
         ok = below(task_scores.get(t, {}), min(errored_cells[t]) if errored_cells.get(t) else None)
         per_task_eff[t] = effective_length(ok, threshold) if ok else None
     complete = bool(per_length) and not bad_lengths
+    averages = {"avg": avg(per_length) if complete else None,
+                "wavg_inc": wavg_inc(per_length) if complete else None,
+                "wavg_dec": wavg_dec(per_length) if complete else None}
+    cells = pooled_cells(results, mode)
+    intervals = summary_intervals(cells, task_scores, per_length, averages)
+    bound, per_task_bound = effective_length_bounds(cells, task_scores, threshold) if intervals else (None, {})
     return {
         "per_length": {str(L): v for L, v in per_length.items()},
-        "avg": avg(per_length) if complete else None,
-        "wavg_inc": wavg_inc(per_length) if complete else None,
-        "wavg_dec": wavg_dec(per_length) if complete else None,
+        **averages,
         "effective_length": effective_length(trusted, threshold) if trusted else None,
         "per_task_effective_length": per_task_eff,
+        "intervals": intervals,
+        "effective_length_bound": bound,
+        "per_task_effective_length_bound": per_task_bound if intervals else {},
+        "bound_confidence": LEVEL,
         "threshold": threshold,
         "errors": sum(r.error is not None for r in results),
         "errored_lengths": bad_lengths,

@@ -1,13 +1,17 @@
 """The paper's Table 3 as cells, with one notation for the terminal, Markdown and the CLI.
 
-    report dict ──table3(report, mode)──► Table(header, rows, lengths)   (strings only)
+    report dict ──table3(report, mode, ci=False)──► Table(header, rows, lengths)   (strings only)
         terminal: fixed-width columns          Markdown: pipes and marks per cell
 
 Cells: a score to one decimal; ``-`` not tested; ``ERR`` an item of the cell errored
 (no score); ``n/a`` an average that is not established (a length errored). Effective
 length: the longest tested length scoring above the threshold; ``<4K`` below it at
 every tested length (4K the shortest), ``≥128K`` above it up to the longest tested
-length (the paper's ">128K"). ``NOTATION`` says so under every table.
+length (the paper's ">128K"). ``Eff.LB``: the effective length's 95 % lower confidence
+bound (:mod:`pytest_ruler.results.intervals`), a column before Effective when the report
+has per-sample scores. ``ci=True`` (``--ruler-ci``) writes each score as ``score±SE``
+(standard error in points; the 95 % intervals are in the JSON's ``intervals``); a score
+without per-sample scores stays bare. ``NOTATION`` says so under every table.
 
 Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``format_effective_length``, ``format_text``, ``table3``.
 """
@@ -22,7 +26,9 @@ from ..lengths import format_length
 __all__ = ["NOTATION", "TASK_ORDER", "Table", "format_effective_length", "format_text", "table3"]
 
 NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
-            "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length")
+            "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length; "
+            "Eff.LB: its 95% lower confidence bound (above the threshold at every length up to it); "
+            "--ruler-ci: score±standard error")
 
 #: the paper's row order for the 13 standard tasks; other tasks follow in report order
 TASK_ORDER = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
@@ -39,8 +45,10 @@ def format_effective_length(n: int | None, lengths: Sequence[int] = ()) -> str:
     return format_length(n)
 
 
-def _score(x: Any) -> str:
-    return f"{x:.1f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "n/a"
+def _score(x: Any, ci: Mapping[str, Any] | None = None) -> str:
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return "n/a"
+    return f"{x:.1f}±{ci['stderr']:.1f}" if ci else f"{x:.1f}"
 
 
 @dataclass(frozen=True)
@@ -51,9 +59,11 @@ class Table:
     tasks: list[str]
 
 
-def table3(report: Mapping[str, Any], mode: str = "native") -> Table:
+def table3(report: Mapping[str, Any], mode: str = "native", ci: bool = False) -> Table:
     """Table 3 of one mode of a report: a row per task (scores per length, its effective
-    length), then Total (per-length means, Avg, wAvg inc/dec, effective length)."""
+    length), then Total (per-length means, Avg, wAvg inc/dec, effective length). With
+    per-sample scores in the report an ``Eff.LB`` column (the bound) comes before
+    Effective; ``ci`` adds standard errors to the scores."""
     from .cells import report_cells  # cells reads TASK_ORDER from here
 
     summary = (report.get("summary") or {}).get(mode) or {}
@@ -63,26 +73,33 @@ def table3(report: Mapping[str, Any], mode: str = "native") -> Table:
     lengths = sorted({int(i["length"]) for i in items} | {int(L) for L in summary.get("per_length", {})})
     names = list(dict.fromkeys([*scores, *errored, *per_task_eff]))
     tasks = [t for t in TASK_ORDER if t in names] + [t for t in names if t not in TASK_ORDER]
-    header = ["", *(format_length(L) for L in lengths), "Avg", "wAvg.inc", "wAvg.dec", "Effective"]
+    iv = summary.get("intervals") or {}  # None: no per-sample scores in the report, no bound column
+    bound = [] if not iv else ["Eff.LB"]
+    bounds = dict(summary.get("per_task_effective_length_bound") or {})
+    header = ["", *(format_length(L) for L in lengths), "Avg", "wAvg.inc", "wAvg.dec", *bound, "Effective"]
     rows = []
     for task in tasks:
         cells = [task]
         tested = sorted(set(scores.get(task, {})) | errored.get(task, set()))
+        task_iv = (iv.get("cells") or {}).get(task) or {}
         for L in lengths:
             if L in errored.get(task, set()):
                 cells.append("ERR")
             elif L in scores.get(task, {}):
-                cells.append(f"{scores[task][L]:.1f}")
+                cells.append(_score(scores[task][L], task_iv.get(str(L)) if ci else None))
             else:
                 cells.append("-")
         eff = format_effective_length(per_task_eff.get(task), tested) if task in per_task_eff else "-"
-        rows.append(cells + ["", "", "", eff])
+        lb = [format_effective_length(bounds.get(task), tested) if task in bounds else "-"] if bound else []
+        rows.append(cells + ["", "", "", *lb, eff])
     if summary:
         pl = {int(k): v for k, v in summary.get("per_length", {}).items()}
         bad = set(summary.get("errored_lengths") or ())
-        total = ["Total", *("ERR" if L in bad else _score(pl[L]) if L in pl else "-" for L in lengths)]
-        total += [_score(summary.get("avg")), _score(summary.get("wavg_inc")), _score(summary.get("wavg_dec")),
-                  format_effective_length(summary.get("effective_length"), lengths)]
+        piv = {int(k): v for k, v in (iv.get("per_length") or {}).items()} if ci else {}
+        total = ["Total", *("ERR" if L in bad else _score(pl[L], piv.get(L)) if L in pl else "-" for L in lengths)]
+        total += [_score(summary.get(k), iv.get(k) if ci else None) for k in ("avg", "wavg_inc", "wavg_dec")]
+        total += [format_effective_length(summary.get("effective_length_bound"), lengths)] if bound else []
+        total.append(format_effective_length(summary.get("effective_length"), lengths))
         rows.append(total)
     return Table(header=header, rows=rows, lengths=lengths, tasks=tasks)
 

@@ -384,3 +384,101 @@ def test_both_tests_agree_on_direction(n1, n2, data):
     f = fisher_exact_less(x1, n1, x2, n2)
     if x2 * n1 >= x1 * n2:  # current proportion not lower: neither test sees a drop
         assert z >= 0.5 - 1e-12 and f >= 0.5 - 1e-12
+
+
+# ----------------------------------------------------------------- paired (same questions)
+
+
+def qitem(scores, hashes=None, **kw):
+    """An item with per-sample scores and prompt hashes (question i is hash q{i} unless given)."""
+    scores = list(scores)
+    hashes = [f"q{i:03d}" for i in range(len(scores))] if hashes is None else hashes
+    return item(samples=len(scores), score=100.0 * sum(scores) / len(scores), sample_scores=scores, sample_hashes=hashes, **kw)
+
+
+def _lose(base, k, gain=0):
+    """The baseline's answers with the first k right ones now wrong and the first `gain` wrong ones now right."""
+    cur = list(base)
+    right = [i for i, s in enumerate(base) if s == 1.0][:k]
+    wrong = [i for i, s in enumerate(base) if s == 0.0][:gain]
+    for i in right:
+        cur[i] = 0.0
+    for i in wrong:
+        cur[i] = 1.0
+    return cur
+
+
+BASE50 = [1.0] * 40 + [0.0] * 10  # 80% of 50 questions
+
+
+def test_paired_catches_a_drop_at_n50_that_the_unpaired_test_misses():
+    cur = _lose(BASE50, 6)  # 80% -> 68%: six questions lost, none gained
+    [c] = compare(report(qitem(BASE50)), [qitem(cur)])
+    assert c.test == "mcnemar" and c.paired == 50 and (c.lost, c.gained) == (6, 0)
+    assert c.raw_p_value == pytest.approx(1 / 64) and c.significant
+    assert c.effect == pytest.approx(-12.0) and c.delta == pytest.approx(-12.0)
+    # the same scores without hashes: the unpaired z-test, p = 0.086, does not flag it
+    [u] = compare(report(item(score=80.0, samples=50)), [item(score=68.0, samples=50)])
+    assert u.test == "two-proportion-z" and u.paired == 0 and not u.significant
+    passed, lines = summarize_regressions(Comparisons([c]))
+    assert not passed
+    assert re.fullmatch(
+        r"niah_single_1 @ 8K: 80\.0 → 68\.0 \(−12\.0, n=50/50\), paired on 50 shared questions \(6 lost, 0 gained; "
+        r"mean change −12\.0 points per question \(95% CI −21\.\d to −2\.\d\)\), one-sided exact McNemar test "
+        r"p=0\.0156 < 0\.05 \(Holm\) — significant drop", lines[1]), lines[1]
+    assert "paired on the shared questions" in lines[0]
+
+
+def test_paired_within_noise_change_is_not_flagged():
+    cur = _lose(BASE50, 5, gain=3)  # 80% -> 76%: five lost, three gained; P(X >= 5 | 8, 1/2) = 93/256
+    [c] = compare(report(qitem(BASE50)), [qitem(cur)])
+    assert c.test == "mcnemar" and (c.lost, c.gained) == (5, 3)
+    assert c.raw_p_value == pytest.approx(93 / 256) and not c.significant
+    assert "within noise" in summarize_regressions([c])[1][-1]
+
+
+def test_identical_paired_runs_never_flag():
+    [c] = compare(report(qitem(BASE50)), [qitem(BASE50)])
+    assert c.test == "mcnemar" and c.raw_p_value == 1.0 and not c.significant
+
+
+def test_paired_fractional_scores_use_the_paired_t_test():
+    base = [1.0, 0.75, 1.0, 0.5, 1.0] * 10
+    cur = [s - 0.25 if i % 2 == 0 and s > 0.25 else s for i, s in enumerate(base)]  # half the questions lose a needle
+    [c] = compare(report(qitem(base)), [qitem(cur)])
+    assert c.test == "paired-t" and c.significant and c.effect == pytest.approx(-12.5)
+    same = [s - 0.25 for s in base]  # every question loses exactly one needle: no variance, the sign test
+    [s] = compare(report(qitem(base)), [qitem(same)])
+    assert s.test == "sign" and s.raw_p_value == pytest.approx(0.5 ** 50) and s.significant
+
+
+def test_pairs_by_question_over_seeds_and_partial_overlap():
+    base = report(qitem(BASE50[:25], [f"a{i}" for i in range(25)], seed=0), qitem(BASE50[25:], [f"b{i}" for i in range(25)], seed=1))
+    # the current run asked the seed-0 questions only (plus unrelated ones)
+    cur = [qitem(_lose(BASE50[:25], 6), [f"a{i}" for i in range(25)], seed=0), qitem([1.0] * 5, [f"z{i}" for i in range(5)], seed=1)]
+    [c] = compare(base, cur)
+    assert c.paired == 25 and (c.lost, c.gained) == (6, 0) and c.significant
+
+
+def test_no_shared_question_falls_back_to_unpaired_and_says_so():
+    other = [f"x{i:03d}" for i in range(50)]  # another tokenizer: other prompts
+    [c] = compare(report(qitem(BASE50)), [qitem(_lose(BASE50, 6), other)])
+    assert c.paired == 0 and c.test == "two-proportion-z" and c.note and "share no question" in c.note
+    assert "[unpaired: the runs share no question" in summarize_regressions([c])[1][-1]
+    [old] = compare(report(item(score=80.0, samples=50)), [qitem(_lose(BASE50, 6))])  # baseline without hashes
+    assert old.paired == 0 and old.note is None
+
+
+def test_paired_and_unpaired_cells_share_one_holm_correction():
+    base = report(qitem(BASE50, task="a"), item(task="b", score=80.0, samples=50))
+    cur = [qitem(_lose(BASE50, 6), task="a"), item(task="b", score=80.0, samples=50)]
+    res = compare(base, cur)
+    a = next(c for c in res if c.task == "a")
+    assert a.cells == 2 and a.p_value == pytest.approx(2 / 64) and a.significant
+    header = summarize_regressions(res)[1][0]
+    assert "paired on the shared questions in 1 cell" in header and "unpaired" in header
+
+
+def test_paired_can_be_switched_off():
+    [c] = compare(report(qitem(BASE50)), [qitem(_lose(BASE50, 6))], paired=False)
+    assert c.paired == 0 and c.test == "two-proportion-z"
