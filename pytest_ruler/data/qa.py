@@ -29,6 +29,10 @@ Choices, kept close to the reference generator so prompts draw from the same poo
 - A SQuAD question without ``is_impossible`` counts as answerable (v1.1 files).
 - HotpotQA's gold documents are all ten paragraphs of the distractor setting, as
   in RULER, not only the two with supporting facts.
+- Kept ours: an answerable question with no answer text is refused with a
+  message naming it. The reference keeps it and then fails at scoring:
+  string_match_part (spec §5) takes a maximum over the references, which an
+  empty list does not have, so such a question can never be scored.
 
 Every problem with a file raises one :class:`~pytest_ruler.errors.RulerDataError`
 that names the option, the path, what is wrong, and how to get a good file.

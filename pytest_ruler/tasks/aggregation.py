@@ -6,15 +6,29 @@ example shrinks to 20 words (3/1), as the reference does. The context is a
 numbered list ``1. word 2. word …``: ``num_cw`` common words ``freq_cw`` times
 each, every other word ``freq_ucw`` times, shuffled. The example (40 words,
 10 common ×10, others ×3) is rendered with the full template, the answer prefix
-and its answer `` 1. w1 2. w2 …``, then a newline. Example words and list words
-never overlap. The haystack size n is the number of distinct words.
+and its answer `` 1. w1 2. w2 …``, then a newline. Words come from the
+reference's pool (``words.word_pool``: 8,169 wonderwords 2.2.0 entries, a few
+capitalised, hyphenated or two-word such as ``TV`` or ``ad hoc``); the example's
+words and the list's are drawn independently, so they may overlap, as in the
+reference. The haystack size n is the number of distinct words. Kept ours: the
+reference shuffles every list with one fixed seed, so all its samples of a size
+put the common words in the same slots (the defect spec §3 names for qa); ours
+shuffles per sample.
 
 fwe — arguments ``alpha`` (2.0), ``coded_wordlen`` (6), ``vocab_size`` (None:
-target length // 50, at least 16). A vocabulary of random lower-case coded
+(target length − tokens_to_generate) // 50, as the reference: 80 / 654 / 2620
+at 4K / 32K / 128K; at least 16). A vocabulary of random lower-case coded
 words; the word of rank k appears floor(n·k^−alpha/ζ(alpha)) times; rank 1 is
 the noise token ``...``; the answer is the words of ranks 2, 3, 4, which are
 checked to be strictly more frequent than every other coded word. The
-haystack size n is the nominal total word count.
+haystack size n is the nominal total word count, sized per sample.
+
+Kept ours: the reference sizes n once per run and reuses that count pattern
+for every sample, but each sample draws its own vocabulary and random coded
+words tokenize to 2–4 tokens, so a fixed n leaves some samples about 10 %
+short of the length and takes others over it (the reference never checks).
+Spec §4 asks for every sample to be filled as close to its bound as the unit
+allows and never over budget, so n is sized per sample.
 """
 
 from __future__ import annotations
@@ -37,6 +51,7 @@ __all__ = [
     "FWE_TEMPLATE",
     "FrequentWordsFamily",
     "parse_question",
+    "fwe_vocab_size",
     "zeta",
 ]
 
@@ -125,9 +140,8 @@ class CWEDraft:
             self.freq_cw, self.freq_ucw, ex = 6, 1, (20, 3, 1)
         else:
             self.freq_cw, self.freq_ucw, ex = a["freq_cw"], a["freq_ucw"], (40, 10, 3)
-        order = rng.sample(range(len(pool)), len(pool))
-        ex_words = [pool[i] for i in order[: ex[0]]]
-        self.words = [pool[i] for i in order[ex[0]:]]
+        ex_words = rng.sample(pool, ex[0])
+        self.words = rng.sample(pool, len(pool))  # drawn independently of the example's words
         ex_common = ex_words[: self.num_cw]
         ex_list = ex_common * ex[1] + ex_words[self.num_cw:] * ex[2]
         rng.shuffle(ex_list)
@@ -202,16 +216,21 @@ class FrequentWordsFamily:
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
         return "coded words"
 
-    def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, length: int, **_: Any) -> "FWEDraft":
-        return FWEDraft(args, ctx, rng, length)
+    def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *,
+              length: int, tokens_to_generate: int = 50, **_: Any) -> "FWEDraft":
+        return FWEDraft(args, ctx, rng, fwe_vocab_size(args, length, tokens_to_generate))
 
     def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
         return _count_strategy(question, extra=5)
 
 
+def fwe_vocab_size(args: Mapping[str, Any], length: int, tokens_to_generate: int) -> int:
+    """The reference's vocabulary size: (length − tokens_to_generate) // 50, at least 16."""
+    return args["vocab_size"] or max(16, (length - tokens_to_generate) // 50)
+
+
 class FWEDraft:
-    def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, length: int):
-        size = a["vocab_size"] or max(16, length // 50)
+    def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, size: int):
         wl = a["coded_wordlen"]
         vocab: set[str] = set()
         while len(vocab) < size:

@@ -18,6 +18,11 @@ Public names:
   (the budget rule, spec §4, is stated there).
 - ``PrefixCounter``: lazily summed token counts of haystack units.
 - ``sample_rng(task, length, seed, index)``: the only source of randomness.
+- ``run_memo``: a value fixed for a whole run (task, length, seed), such as
+  the reference's one vt example layout per run, computed once per tokenizer
+  and frame.
+- ``distinct_slots`` / ``insert_before``: needles and statements placed at
+  distinct existing lines, as the reference places them.
 - ``depth_fraction``, ``with_defaults``, ``check_positive_int``, ``check_depths``:
   the families' argument checks.
 """
@@ -41,6 +46,9 @@ __all__ = [
     "Rendered",
     "Sample",
     "TaskSpec",
+    "distinct_slots",
+    "insert_before",
+    "run_memo",
     "sample_rng",
 ]
 
@@ -170,6 +178,59 @@ def sample_rng(task: str, length: int, seed: int, index: int, salt: str = "") ->
     return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
 
+_RUN_MEMO: dict[int, tuple[Any, dict[tuple, Any]]] = {}
+
+
+def run_memo(ctx: "GenerationContext", key: tuple, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per (tokenizer, frame, key): a per-run value, memoised.
+
+    ``key`` must hold everything the value depends on besides the tokenizer
+    and frame (task, length, seed, arguments). The memo keeps its tokenizer
+    alive, so an id is never reused for another tokenizer while it is here.
+    """
+    tok = ctx.tokenizer
+    entry = _RUN_MEMO.get(id(tok))
+    if entry is None or entry[0] is not tok:
+        if len(_RUN_MEMO) >= 8:
+            _RUN_MEMO.pop(next(iter(_RUN_MEMO)))
+        entry = _RUN_MEMO[id(tok)] = (tok, {})
+    full = (ctx.frame, *key)
+    if full not in entry[1]:
+        entry[1][full] = compute()
+    return entry[1][full]
+
+
+def distinct_slots(rng: random.Random, n: int, k: int, first: int | None = None) -> list[int]:
+    """k distinct line indices in range(n), sorted: item j goes before line slot[j].
+
+    This is the reference's placement: never two items in one slot, never after
+    the last line. ``first`` pins the first slot (a fixed depth); the others
+    follow it. A family sets ``min_units`` to k; below that (the fixed-text
+    count at n = 0) the items that have no line of their own go at the end.
+    """
+    if n < k:
+        return [min(j, n) for j in range(k)]
+    if first is None:
+        return sorted(rng.sample(range(n), k))
+    first = max(0, min(first, n - k))
+    return [first] + sorted(rng.sample(range(first + 1, n), k - 1))
+
+
+def insert_before(units: list[str], items: Sequence[str], slots: Sequence[int]) -> list[str]:
+    """``units`` with ``items[j]`` inserted before ``units[slots[j]]`` (slot n = at the end);
+    items sharing a slot keep their order."""
+    order = sorted(range(len(items)), key=lambda j: slots[j])
+    out: list[str] = []
+    k = 0
+    for i in range(len(units) + 1):
+        while k < len(order) and slots[order[k]] == i:
+            out.append(items[order[k]])
+            k += 1
+        if i < len(units):
+            out.append(units[i])
+    return out
+
+
 class PrefixCounter:
     """Token counts of units ``unit(0), unit(1), ...`` summed lazily.
 
@@ -268,7 +329,8 @@ class GenerationContext:
             raise RulerUsageError(
                 f"--ruler-{name}", None,
                 f"the {name} QA task needs its data file: run `pytest-ruler download {name}` "
-                f"(when online) and pass the file with --ruler-{name}=PATH",
+                f"(when online) and pass the file with --ruler-{name}=PATH to pytest, "
+                f"or with --{name}=PATH to `pytest-ruler generate`",
             )
         return load_qa(name, path)
 

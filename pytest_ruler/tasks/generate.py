@@ -4,7 +4,9 @@
 returns N :class:`Sample` objects. Sample i is a pure function of (task name,
 task arguments, length, seed, i, tokenizer, frame, data files): generating
 samples 0..9 or only sample 7 gives the same sample 7, in any process, so
-caches and xdist workers agree without talking to each other.
+caches and xdist workers agree without talking to each other. What the
+reference fixes once per generator run (the vt example's layout) is fixed
+here once per (task, length, seed), so it too is the same in every process.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def iter_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int =
     label = family.data_label(spec.args, ctx)
     for index in range(start, start + samples):
         rng = sample_rng(spec.name, length, seed, index)
-        draft = family.draft(spec.args, ctx, rng, index, task=spec.name, length=length, seed=seed)
+        draft = family.draft(spec.args, ctx, rng, index, task=spec.name, length=length, seed=seed,
+                             tokens_to_generate=spec.tokens_to_generate)
         fitted = fill(draft, budget, ctx, task=spec.name, length=length, tokens_to_generate=spec.tokens_to_generate)
         r = fitted.rendered
         meta = {

@@ -6,9 +6,16 @@ Arguments (all settable; spec §1/§3):
 - ``type_needle_k`` / ``type_needle_v``: ``words`` | ``numbers`` | ``uuids``
 - ``num_needle_k`` (K), ``num_needle_v`` (V), ``num_needle_q`` (Q); K becomes max(K, Q)
 - ``depth``: None (random: essay depths from 40 evenly spaced ones without
-  replacement, line positions uniform for noise/needle haystacks, as the paper),
+  replacement; for noise/needle haystacks distinct existing lines, each needle
+  before its own line, never two in one slot and never after the last line, as
+  the reference places them),
   a fraction in [0, 1] for every needle, or a list swept over the samples
   (sample i uses ``depth[i % len(depth)]``).
+
+Kept ours for the essay haystack: the reference cuts the essay at a word
+count, so its context (and the sentence a needle follows) can end mid-sentence;
+here the context is whole sentences, since spec §3 inserts needles at sentence
+boundaries and §4 fills "within a sentence or so".
 
 What a sample holds: K keys, V values each, K·V needle sentences in random
 order at their depths; Q of the keys are queried and the answers are all their
@@ -25,7 +32,10 @@ import re
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
-from .base import GenerationContext, PrefixCounter, Rendered, check_depths, check_positive_int, depth_fraction, with_defaults
+from .base import (
+    GenerationContext, PrefixCounter, Rendered, check_depths, check_positive_int, depth_fraction, distinct_slots,
+    insert_before, with_defaults,
+)
 from .haystack import NOISE_LINE
 from .words import NEEDLE_KINDS, WONDERWORDS_VERSION, needle_maker, random_needle
 
@@ -85,20 +95,6 @@ def parse_question(question: str) -> dict[str, Any] | None:
     query = m.group("query")
     keys = [k.strip() for k in re.split(r",? and |, ", query) if k.strip()] if ", " in query or " and " in query else [query.strip()]
     return {"kind": m.group("kind") + "s", "keys": keys, "plural": m.group("verb") == "are all"}
-
-
-def _insert(units: list[str], needles: list[str], positions: list[int]) -> list[str]:
-    """Insert needles (paired with positions) into units; stable for equal positions."""
-    out: list[str] = []
-    order = sorted(range(len(needles)), key=lambda j: positions[j])
-    k = 0
-    for i in range(len(units) + 1):
-        while k < len(order) and positions[order[k]] == i:
-            out.append(needles[order[k]])
-            k += 1
-        if i < len(units):
-            out.append(units[i])
-    return out
 
 
 class NiahFamily:
@@ -185,9 +181,11 @@ class NiahDraft:
         elif a["type_haystack"] == "essay":
             self.fractions = [p / 100 for p in rng.sample(ESSAY_DEPTHS, n_needles)]
         else:
-            self.fractions = [rng.random() for _ in range(n_needles)]
+            self.fractions = None  # distinct lines, drawn per haystack size in render()
+        self._place_seed = rng.getrandbits(64)
         self.haystack = a["type_haystack"]
-        self.min_units = 0
+        # random line placement needs a line per needle
+        self.min_units = n_needles if self.fractions is None else 0
         self.max_units = None
         if self.haystack == "essay":
             corpus = ctx.essay_corpus()
@@ -243,16 +241,19 @@ class NiahDraft:
         if self.haystack == "essay":
             positions = [int(n * f) for f in self.fractions]
             units = [self.corpus.sentence(i) for i in range(n)]
-            context = " ".join(_insert(units, sentences, positions))
+            context = " ".join(insert_before(units, sentences, positions))
         else:
-            positions = [min(n, int((n + 1) * f)) for f in self.fractions] if self.a["depth"] is None else [round(n * f) for f in self.fractions]
+            if self.fractions is None:
+                positions = distinct_slots(random.Random(f"{self._place_seed}|{n}"), n, len(sentences))
+            else:
+                positions = [round(n * f) for f in self.fractions]
             if self.haystack == "noise":
                 units = [NOISE_LINE] * n
             else:
                 if n:
                     self._distractor(n - 1)
                 units = self._distractors[:n]
-            context = "\n".join(_insert(units, sentences, positions))
+            context = "\n".join(insert_before(units, sentences, positions))
         depths = [depth_fraction(p, n) for p in positions]
         query_depths = [depths[j] for j, (_, k, _) in enumerate(self.needles) if k in self.query_keys]
         text = self.template.format(type_needle_v=self.value_word, context=context, query=self.query)

@@ -4,24 +4,29 @@ Arguments: ``dataset`` (``squad`` | ``hotpotqa``), ``depth`` (None = the gold
 documents' positions drawn per sample; a fraction = every gold document at that
 depth; a list = swept over samples).
 
-A sample takes one question (a per-(task, seed) permutation of the dataset's
-questions indexed by the sample index, so sample i asks the same question at
-every length), its gold documents, then distractors: the other paragraphs of
-the same article first (SQuAD), then random documents of the dataset, as many
-as fit. Documents are rendered ``Document {i}:\\n{text}`` (1-based) joined by
-blank lines. Unlike the reference, whose fixed shuffle puts the gold document
-in the same slot for every sample of a size, the gold position is drawn per
-sample and recorded (``gold_positions``, 1-based, and ``depth``).
+Sample i asks the dataset's i-th question in file order (SQuAD: the i-th
+answerable one), as the reference does, at every length and seed; past the
+last question it wraps around (the reference stops with an IndexError). Its
+gold documents come with distractors: the other paragraphs of the same article
+first (SQuAD), then random documents of the dataset, as many as fit. When
+every document is in, further ones repeat the whole pool (gold documents
+included) in the same order, as the reference repeats its documents. Documents
+are rendered ``Document {i}:\\n{text}`` (1-based) joined by blank lines.
+
+Kept ours where the spec asks (§3, §4): the reference's fixed shuffle puts the
+gold document in the same slot for every sample of a size; here the gold
+position is drawn per sample and recorded (``gold_positions``, 1-based, and
+``depth``), and each sample is filled to its own budget rather than to one
+document count per run.
 """
 
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
-from .base import GenerationContext, PrefixCounter, Rendered, check_depths, depth_fraction, sample_rng, with_defaults
+from .base import GenerationContext, PrefixCounter, Rendered, check_depths, depth_fraction, with_defaults
 
 __all__ = ["ANSWER_PREFIX", "DOCUMENT", "QAFamily", "TEMPLATE", "parse_question"]
 
@@ -42,12 +47,6 @@ def parse_question(question: str) -> dict[str, str] | None:
     return {"question": question[at + len("Question: "):].strip()} if at >= 0 else None
 
 
-@lru_cache(maxsize=32)
-def _question_order(task: str, seed: int, size: int, sha: str) -> tuple[int, ...]:
-    rng = sample_rng(task, 0, seed, 0, salt=f"qa-order|{sha}")
-    return tuple(rng.sample(range(size), size))
-
-
 class QAFamily:
     name = "qa"
     defaults: Mapping[str, Any] = {"dataset": "squad", "depth": None}
@@ -64,8 +63,8 @@ class QAFamily:
         ds = ctx.qa_dataset(args["dataset"])
         return f"{ds.name}:{ds.sha256[:12]}"
 
-    def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, task: str, seed: int, **_: Any) -> "QADraft":
-        return QADraft(args, ctx, rng, index, task, seed)
+    def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "QADraft":
+        return QADraft(args, ctx, rng, index)
 
     def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
         """``facts``: each chunk's facts about the question's entities; the model reduces."""
@@ -75,10 +74,9 @@ class QAFamily:
 
 
 class QADraft:
-    def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, task: str, seed: int):
+    def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int):
         ds = ctx.qa_dataset(a["dataset"])
-        order = _question_order(task, seed, len(ds.items), ds.sha256)
-        item = ds.items[order[index % len(order)]]
+        item = ds.items[index % len(ds.items)]
         self.ds, self.item = ds, item
         gold = list(item.gold_docs)
         related = [d for d in item.related_docs if d not in gold]
@@ -95,15 +93,22 @@ class QADraft:
         else:
             self.fractions = [rng.random() for _ in gold]
         self.min_units = 0
-        self.max_units = len(ds.docs) - len(gold)
+        self.max_units = None
+        self._fresh = len(ds.docs) - len(gold)  # distractors before the pool repeats
         tok = ctx.tokenizer
         # a document costs about its header plus its text; seams are corrected by fill()
-        self.counter = PrefixCounter(tok, lambda i: "\n\nDocument 1:\n" + ds.docs[self._distractor(i)], memo=True, limit=self.max_units)
+        self.counter = PrefixCounter(tok, lambda i: "\n\nDocument 1:\n" + ds.docs[self._distractor(i)], memo=True)
         empty = self.render(0)
         self._base = tok.count(empty.input + empty.answer_prefix)
 
     def _distractor(self, i: int) -> int:
         size = len(self.ds.docs)
+        if i >= self._fresh:
+            # the pool is used up: repeat it whole (distractors, then the gold documents)
+            if self._fresh:
+                self._distractor(self._fresh - 1)
+            pool = self.distractors[: self._fresh] + self.gold
+            return pool[(i - self._fresh) % len(pool)]
         while len(self.distractors) <= i:
             d = self._others_rng.randrange(size)
             if d not in self._taken:
@@ -117,9 +122,10 @@ class QADraft:
     def render(self, n: int) -> Rendered:
         docs = [self._distractor(i) for i in range(n)]
         slots = sorted((min(n, int(f * (n + 1))), j) for j, f in enumerate(self.fractions))
+        gold_positions = [0] * len(self.gold)
         for offset, (pos, j) in enumerate(slots):
             docs.insert(pos + offset, self.gold[j])
-        gold_positions = [docs.index(g) + 1 for g in self.gold]
+            gold_positions[j] = pos + offset + 1  # the inserted copy, not a repeat of the pool
         context = "\n\n".join(DOCUMENT.format(i=i + 1, document=self.ds.docs[d]) for i, d in enumerate(docs))
         text = TEMPLATE.format(context=context, query=self.item.question)
         total = len(docs)

@@ -35,6 +35,10 @@ def test_split_keeps_every_word(parts):
 def test_default_corpus_is_labelled_and_large():
     corpus = load_essays(None)
     assert corpus.label.startswith("pydoc_data") and "not the paper's" in corpus.label
+    # how far it is from the paper's essays, in the label the run header and reports show
+    assert "top-1000-word overlap 319" in corpus.label and "tokens per word" in corpus.label
+    assert ";" not in corpus.label.split("not the paper's", 1)[1]  # reports split labels at ';'
+
     assert corpus.words > 35_000 and len(corpus.sentences) > 1_500
     assert len(corpus.sha256) == 64
     assert corpus.sentence(len(corpus.sentences)) == corpus.sentence(0)  # wraps around

@@ -60,3 +60,24 @@ def test_property_qa(ctx, tokenizer, length, seed, dataset):
     assert s.to_ruler_json() == generate_samples(dataset, length, samples=1, seed=seed, ctx=ctx)[0].to_ruler_json()
     pos = s.metadata["gold_positions"]
     assert all(1 <= p <= s.metadata["haystack_units"] for p in pos)
+
+
+NOISE = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
+
+
+@SETTINGS
+@given(length=st.integers(min_value=1200, max_value=5000), seed=st.integers(min_value=0, max_value=2**31), task=st.sampled_from(["vt", "niah_single_1", "niah_multikey_2"]))
+def test_property_inserted_lines_sit_at_distinct_existing_lines(ctx, length, seed, task):
+    # the reference's placement: each needle or statement before its own haystack line
+    s = generate_samples(task, length, samples=1, seed=seed, ctx=ctx)[0]
+    lines = s.context.split("\n")
+    if task == "vt":
+        inserted = [i for i, ln in enumerate(lines) if ln.startswith("VAR ")]
+        assert len(inserted) == 5
+    else:
+        key = s.metadata["query_keys"][0]
+        inserted = [i for i, ln in enumerate(lines) if f" for {key} is: " in ln]
+        assert len(inserted) == 1
+        if task == "niah_single_1":
+            inserted = [i for i, ln in enumerate(lines) if ln != NOISE]
+    assert all(b - a >= 2 for a, b in zip(inserted, inserted[1:])) and inserted[-1] < len(lines) - 1
