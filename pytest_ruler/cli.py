@@ -168,7 +168,7 @@ def _cmd_download(ns: argparse.Namespace) -> int:
 def _cmd_report(ns: argparse.Namespace) -> int:
     from .report.render import render_report
 
-    _, written = render_report(ns.report, Path(ns.out) if ns.out else None, plots=not ns.no_plots)
+    _, written = render_report(ns.report, Path(ns.out) if ns.out else None, plots=not ns.no_plots, ci=ns.ci)
     for path in written:
         print(path)
     return 0
@@ -196,12 +196,12 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
     baseline = _read_report(ns.baseline, "--baseline") if ns.baseline else None
     if not 0 < ns.baseline_alpha < 1:
         raise RulerUsageError("--baseline-alpha", ns.baseline_alpha, "give a significance level between 0 and 1, e.g. 0.05")
+    if ns.confidence is not None and not 0.5 <= ns.confidence < 1:
+        raise RulerUsageError("--confidence", ns.confidence, "give a confidence level between 0.5 and 1, e.g. 0.95")
     verdict = gate(report, required=required, mapreduce_required=mr_required, baseline=baseline, baseline_path=ns.baseline,
-                   alpha=ns.baseline_alpha, test=ns.baseline_test)
-    for text, _ in verdict.lines():
+                   alpha=ns.baseline_alpha, test=ns.baseline_test, confidence=ns.confidence)
+    for text, _ in verdict.lines():  # one line per verdict, holding its reason (as the plugin prints it)
         print(text)
-    for failure in verdict.failures:
-        print(f"RULER FAILED: {failure}")
     if verdict.passed is None:
         return 2
     return 0 if verdict.passed else 1
@@ -281,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("report", metavar="REPORT.json")
     r.add_argument("--out", help="folder for REPORT.md and the plots (default: next to the JSON)")
     r.add_argument("--no-plots", action="store_true", help="write only the Markdown table")
+    r.add_argument("--ci", action="store_true", help="show score ± standard error in the tables (as --ruler-ci)")
     r.set_defaults(func=_cmd_report)
 
     gt = sub.add_parser("gate", help="apply the release gate to a saved JSON report (the plugin's verdict and exit codes)")
@@ -290,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     gt.add_argument("--baseline", metavar="OLD.json", help="fail on a statistically significant drop against this earlier report")
     gt.add_argument("--baseline-alpha", type=float, default=0.05)
     gt.add_argument("--baseline-test", choices=["two-proportion-z", "fisher"], default="two-proportion-z")
+    gt.add_argument("--confidence", type=float, metavar="LEVEL",
+                    help="gate on the effective length's lower confidence bound at this level, e.g. 0.95 (as --ruler-gate-confidence)")
     gt.set_defaults(func=_cmd_gate)
 
     c = sub.add_parser("compare", help="a Markdown delta table of two saved JSON reports (a PR comment); exits 0")

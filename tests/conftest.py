@@ -34,3 +34,11 @@ def fresh_ctx(tokenizer):
         return GenerationContext(tokenizer, **kw)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _not_on_github_actions(monkeypatch):
+    """The suite may itself run on GitHub Actions: in-process plugin runs must not write
+    into the job's real step summary or print annotations meant for a user's run."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)

@@ -80,7 +80,7 @@ def record_oracle(prompt: str) -> str:
             return " none\nRationale: no assignment here.\nAnswer: NO INFORMATION\nConfidence Score: 0"
         return f" {'; '.join(lines)}\nRationale: every assignment of this part.\nAnswer: {'; '.join(lines)}\nConfidence Score: 5"
     if "most common words" in question or "most frequently appeared" in question:
-        counts = Counter(re.findall(r"[A-Za-z]+", chunk))
+        counts = Counter(re.findall(r"[A-Za-z][A-Za-z'-]*", chunk))
         top = "; ".join(f"{w}: {n}" for w, n in counts.most_common(15))
         return f" {top}\nRationale: counted.\nAnswer: {top}\nConfidence Score: 5"
     return " none\nRationale: -\nAnswer: NO INFORMATION\nConfidence Score: 0"

@@ -90,6 +90,7 @@ class RulerPlugin:
         self.finished: set[str] = set()
         self.interrupted = False
         self.written: list = []  # files written at the end (report, Markdown, plots)
+        self.shown_failures: list[str] = []  # failures a verdict line already states (printed once)
 
     @property
     def rs(self) -> RulerSession:
@@ -220,11 +221,12 @@ class RulerPlugin:
         if rs.warnings:
             report["warnings"] = list(rs.warnings)
         report["interrupted"] = self.interrupted
-        self.failures = []
+        self.failures, self.shown_failures = [], []
         verdict = self._attempt("gate", self._verdict, report)
         if verdict is not None:
             report.update(verdict.fields)
             self.failures += verdict.failures
+            self.shown_failures += verdict.failures  # each is already said by its verdict line
             self.verdict_lines = verdict.lines()
         if self.results:
             found = self._attempt("pytest_ruler_summary hook", lambda: self.config.hook.pytest_ruler_summary(config=self.config, report=report)) or []
@@ -261,7 +263,7 @@ class RulerPlugin:
 
         path = self.rs.config.markdown
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(scrub(markdown(report)), encoding="utf-8")
+        path.write_text(scrub(markdown(report, ci=self.rs.config.show_ci)), encoding="utf-8")
         return [path]
 
     def _write_plots(self, report: dict) -> list:
@@ -317,7 +319,8 @@ class RulerPlugin:
         for text, colour in self.verdict_lines:
             tr.write_line(text, **({colour: True, "bold": True} if colour else {}))
         for failure in self.failures:
-            tr.write_line(f"RULER FAILED: {failure}", red=True, bold=True)
+            if failure not in self.shown_failures:  # a pytest_ruler_summary hook's own failure
+                tr.write_line(f"RULER FAILED: {failure}", red=True, bold=True)
         for error in self.errors:
             tr.write_line(f"RULER ERROR: {error}", red=True, bold=True)
         if self.written:  # what the run wrote, so a user (or CI) knows where to look

@@ -18,7 +18,7 @@ from .plots import PLOT_FIX, plot_scores
 __all__ = ["render_report"]
 
 
-def render_report(path: str | Path, out_dir: str | Path | None = None, *, plots: bool = True) -> tuple[str, list[Path]]:
+def render_report(path: str | Path, out_dir: str | Path | None = None, *, plots: bool = True, ci: bool = False) -> tuple[str, list[Path]]:
     """``pytest-ruler report``: read ``path``, write ``<stem>.md`` (and PNGs) next to it or in ``out_dir``.
 
     Returns the Markdown text and the files written, the Markdown file first. The
@@ -34,7 +34,7 @@ def render_report(path: str | Path, out_dir: str | Path | None = None, *, plots:
         raise RulerUsageError("--out", str(dest), f"cannot create the folder ({exc})") from None
     prefix = src.stem
     md_path = dest / f"{prefix}.md"
-    text = markdown(report)
+    text = markdown(report, ci=ci)
     md_path.write_text(text, encoding="utf-8")
     written = [md_path]
     if plots:
@@ -45,7 +45,7 @@ def render_report(path: str | Path, out_dir: str | Path | None = None, *, plots:
                 raise
             raise RulerUsageError("plots", "matplotlib not installed", f"{PLOT_FIX}, or pass --no-plots (the Markdown was written to {md_path})") from None
         if pngs:
-            text = markdown(report, images=[p.name for p in pngs])
+            text = markdown(report, images=[p.name for p in pngs], ci=ci)
             md_path.write_text(text, encoding="utf-8")
         written += pngs
     return text, written

@@ -55,6 +55,10 @@ class Verdict:
             got = format_length(g.get("effective_length"))
             if g["passed"] is None:
                 out.append((f"gate NOT DECIDED: {g['reason']} (required {required})", "yellow"))
+            elif g["passed"] and g.get("confidence") is not None:  # gated on the bound: say so
+                bound = format_length(g.get("effective_length_bound"))
+                out.append((f"gate PASSED: {100 * g['confidence']:g}% lower confidence bound of the {what} {bound} "
+                            f"(point estimate {got}; required {required})", "green"))
             elif g["passed"]:
                 out.append((f"gate PASSED: {what} {got} (required {required})", "green"))
             elif f" < required {required}" in str(g["reason"]):  # a shortfall: "<what> <got> (required R) at threshold T ..."
