@@ -5,7 +5,7 @@ accuracy, and fed to the very functions the plugin uses, as report items carryin
 ``sample_scores`` and ``sample_hashes``:
 
 - the baseline comparison: :func:`pytest_ruler.results.baseline.compare` (paired exact
-  McNemar / paired t-test when the items share prompt hashes; the items without hashes
+  McNemar / sign-flip permutation test when the items share prompt hashes; the items without hashes
   take the unpaired path, the one-sided two-proportion z-test with its Fisher fallback);
 - the effective length's lower bound: :func:`pytest_ruler.results.summarize_results`
   (``effective_length_bound`` and ``per_task_effective_length_bound``, at 95 %).

@@ -185,7 +185,7 @@ class Comparison:
     ``current_score - baseline_score`` (negative = drop). ``p_value`` is the adjusted
     p-value the decision uses (``raw_p_value`` before the multiple-comparison
     correction). ``test`` names the test actually used (``"fisher"`` when the z-test
-    fell back to it, with ``exact_fallback`` true; ``"mcnemar"``, ``"paired-t"`` or
+    fell back to it, with ``exact_fallback`` true; ``"mcnemar"``, ``"sign-flip"`` or
     ``"sign"`` for a paired comparison over ``paired`` shared questions, of which
     ``lost`` got a lower score and ``gained`` a higher one; ``effect`` is then their mean
     change in points and ``effect_ci`` its 95 % interval). ``note`` says why a cell whose

@@ -28,10 +28,10 @@ _TEST_LABELS = {
     "two-proportion-z": "one-sided two-proportion z-test",
     "fisher": "one-sided Fisher exact test",
     "mcnemar": "one-sided exact McNemar test",
-    "paired-t": "one-sided paired t-test",
+    "sign-flip": "one-sided sign-flip permutation test",
     "sign": "one-sided sign test",
 }
-_PAIRED = ("mcnemar", "paired-t", "sign")
+_PAIRED = ("mcnemar", "sign-flip", "sign")
 _CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
 
 

@@ -446,7 +446,7 @@ def test_paired_fractional_scores_use_the_paired_t_test():
     base = [1.0, 0.75, 1.0, 0.5, 1.0] * 10
     cur = [s - 0.25 if i % 2 == 0 and s > 0.25 else s for i, s in enumerate(base)]  # half the questions lose a needle
     [c] = compare(report(qitem(base)), [qitem(cur)])
-    assert c.test == "paired-t" and c.significant and c.effect == pytest.approx(-12.5)
+    assert c.test == "sign-flip" and c.significant and c.effect == pytest.approx(-12.5)
     same = [s - 0.25 for s in base]  # every question loses exactly one needle: no variance, the sign test
     [s] = compare(report(qitem(base)), [qitem(same)])
     assert s.test == "sign" and s.raw_p_value == pytest.approx(0.5 ** 50) and s.significant

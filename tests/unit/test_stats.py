@@ -38,16 +38,30 @@ def test_quantiles_match_tables():
     assert t_quantile(0.975, 9) == pytest.approx(2.262157, abs=1e-6)  # Student's t table, df = 9
 
 
-def test_paired_t_on_students_sleep_data():
-    # Cushny & Peebles (Student 1908): R's t.test(extra ~ group, paired = TRUE) gives
-    # t = -4.0621, df = 9, two-sided p = 0.002833, 95% CI -2.4598858 to -0.7001142.
+def test_paired_test_on_students_sleep_data():
+    # Cushny & Peebles (Student 1908). All 9 non-zero differences are negative, so the exact
+    # sign-flip p-value is 1/2^9; R's t.test(extra ~ group, paired = TRUE) gives the 95% CI
+    # -2.4598858 to -0.7001142 of the mean difference, which the result reports as its effect.
     drug1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
     drug2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
     r = paired_less(drug2, drug1)
-    assert r.test == "paired-t" and r.n == 10
-    assert r.p_value == pytest.approx(0.002833 / 2, abs=2e-6)
+    assert r.test == "sign-flip" and r.n == 10
+    assert r.p_value == pytest.approx(1 / 512, rel=1e-9)
     assert r.mean_diff == pytest.approx(-158.0)  # points: 100 x the mean difference
     assert (r.ci_low, r.ci_high) == (pytest.approx(-245.98858, abs=1e-4), pytest.approx(-70.01142, abs=1e-4))
+
+
+def test_sign_flip_counts_every_sign_pattern_and_stays_valid_when_sampled():
+    from pytest_ruler.results.stats import sign_flip_less
+
+    # sums of (+-1, +-2, +-3): 6, 4, 2, 0, 0, -2, -4, -6; observed -1 - 2 + 3 = 0: 5 of 8 are <= 0
+    assert sign_flip_less([-1.0, -2.0, 3.0]) == pytest.approx(5 / 8)
+    assert sign_flip_less([0.0, 0.0]) == 1.0
+    # 40 differences (sampled patterns): a clear drop is small, no change is not, and the
+    # sampled p-value is never below 1 / (1 + resamples)
+    drop = [-0.25] * 30 + [0.25] * 10
+    assert sign_flip_less(drop) < 0.01 and sign_flip_less(drop) >= 1 / 10000
+    assert sign_flip_less([-0.25, 0.25] * 20) > 0.4
 
 
 def test_exact_mcnemar_is_the_binomial_tail_at_one_half():
