@@ -236,7 +236,7 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
         reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
         depth_scores=_depth_scores(spec, depths, refs, preds) if depths else {},
         sample_scores=_sample_scores(spec, refs, preds), sample_hashes=tuple(r.digest for r in refs),
-        stopped=sequential.reason(n) if sequential is not None and sequential.decision and len(completions) < n else None,
+        stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
     )
 
 

@@ -85,9 +85,11 @@ class SequentialTest:
                 self.decision = "fail"
         return self.decision
 
-    def reason(self, planned: int) -> str:
-        """Why the item stopped early, in words, for the result and the report."""
+    def reason(self, planned: int, used: int | None = None) -> str:
+        """Why the item stopped early, in words, for the result and the report (``used``: samples
+        answered, whole batches, which can be more than the ``n`` the verdict needed)."""
         side = "above" if self.decision == "pass" else "below"
+        used = self.n if used is None else used
         return (f"sequential: the score is {side} the threshold {100 * self.p0:g} with {100 * (1 - self.alpha):g}% "
-                f"anytime-valid confidence after {self.n} of {planned} samples (betting test, evidence "
-                f"{math.exp(max(self.log_pass, self.log_fail)):.0f} >= {2 / self.alpha:g})")
+                f"anytime-valid confidence after {self.n} samples ({used} of {planned} answered; betting test, "
+                f"evidence {math.exp(max(self.log_pass, self.log_fail)):.0f} >= {2 / self.alpha:g})")
