@@ -77,6 +77,7 @@ class _BarLine:
 
     def __init__(self, stream: Any):
         self.stream = stream
+        self.encoding = getattr(stream, "encoding", None)  # tqdm draws smooth blocks when it is UTF-8
         self.open = False
 
     def write(self, text: str) -> None:
@@ -162,7 +163,7 @@ class Progress:
                     return
                 if self.bar is not None:
                     self.bar.refresh()  # elapsed and ETA move while a batch is answered
-                elif time.perf_counter() - self._last >= self.interval:
+                elif time.perf_counter() - self._last >= self.interval - period:  # a tick early, never late
                     self._last = time.perf_counter()
                     try:
                         self.say(self.line())
