@@ -10,7 +10,8 @@ safetensors folder under the cache dir (keyed by the file's path, size and
 mtime, with its sha256 recorded for the model identity); later loads read
 that folder in well under a second. transformers refuses ``save_pretrained``
 on a GGUF-loaded model, so the conversion rebuilds it from its config and
-loads the state dict (all keys must match).
+loads the state dict (all keys must match). The conversion says, on the
+``pytest_ruler`` logger at WARNING, what it does and then how long it took.
 
 Options (``EngineConfig.options``): declared in ``OPTIONS`` (coerced by
 :mod:`.options`). The ``batch_size`` default, 4 on CPU, is measured: an
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -35,6 +37,8 @@ from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, c
 from .options import EngineOption, engine_options
 
 __all__ = ["OPTIONS", "HFEngine", "check_model", "converted_gguf_folder", "resolve_model"]
+
+log = logging.getLogger("pytest_ruler")
 
 OPTIONS: tuple[EngineOption, ...] = (
     EngineOption("batch_size", "int", None, "requests per forward pass (--ruler-batch-size wins); default 4 on CPU, 8 on CUDA", minimum=1),
@@ -67,14 +71,22 @@ def resolve_model(name: str) -> tuple[str, Path | None]:
     return "hub", None
 
 
-def converted_gguf_folder(gguf: Path) -> tuple[Path, str]:
-    """An fp32 safetensors copy of a GGUF model (made once), and the GGUF's sha256."""
+def converted_gguf_folder(gguf: Path, name: str | None = None) -> tuple[Path, str]:
+    """An fp32 safetensors copy of a GGUF model (made once), and the GGUF's sha256.
+
+    The one-time conversion says what it does and how long it took on the
+    ``pytest_ruler`` logger at WARNING (it runs at start-up, where that reaches
+    stderr); ``name`` is the model as the user named it.
+    """
     st = gguf.stat()
     key = hashlib.sha256(f"{gguf.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
     folder = cache_root() / "models" / key
     meta_path = folder / "ruler-meta.json"
     if meta_path.is_file():
         return folder, json.loads(meta_path.read_text())["sha256"]
+    what = f"the embedded model {name}" if name in EMBEDDED_ALIASES else f"the model {name or gguf.name}"
+    log.warning("ruler: converting %s (GGUF) to a transformers folder under %s, once", what, folder)
+    started = time.perf_counter()
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -101,6 +113,7 @@ def converted_gguf_folder(gguf: Path) -> tuple[Path, str]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+    log.warning("ruler: converted %s in %.1fs; later runs load the folder directly", what, time.perf_counter() - started)
     return folder, json.loads(meta_path.read_text())["sha256"]
 
 
@@ -120,7 +133,7 @@ def _model_identity(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     revision = engine_options(config, "hf")["revision"]
     if kind == "gguf":
         assert path is not None
-        folder, digest = converted_gguf_folder(path)
+        folder, digest = converted_gguf_folder(path, config.model)
         return str(folder), {"gguf": path.name, "sha256": digest}
     if kind == "folder":
         assert path is not None
@@ -174,7 +187,7 @@ def check_model(config: EngineConfig) -> int | None:
     kind, path = resolve_model(config.model)
     if kind == "gguf":
         assert path is not None
-        folder, _ = converted_gguf_folder(path)
+        folder, _ = converted_gguf_folder(path, config.model)
         return _config_context(_read_config(folder / "config.json", config.model))
     if kind == "folder":
         assert path is not None

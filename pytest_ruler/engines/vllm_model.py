@@ -118,7 +118,7 @@ def gguf_folder(model: str, tokenizer: str | None = None) -> tuple[Path, str]:
 
     _, gguf = resolve_model(model)
     assert gguf is not None
-    weights, digest = converted_gguf_folder(gguf)
+    weights, digest = converted_gguf_folder(gguf, model)
     tok = load_tokenizer(tokenizer or model)
     tok_json = tok.backend.to_str()
     key = hashlib.sha256(f"{_LAYOUT}|{weights.resolve()}|{digest}|{tok_json}|{tok.chat_template}".encode()).hexdigest()[:16]

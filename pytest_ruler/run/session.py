@@ -3,7 +3,10 @@
 ``RulerSession`` holds the configuration and builds, on first use, the
 tokenizer, the chat frame, the generation context, the engine and the
 prediction cache. ``complete(requests)`` answers requests from the cache where
-it can and from the engine otherwise, storing each answer as it arrives. The
+it can and from the engine otherwise, storing each answer as it arrives; an
+engine call shows its ``progress`` (a bar on a terminal, else a line through
+``say`` at least every ``progress_interval`` seconds), headed by ``position``
+(where the run is, set by the plugin). The
 work of an item (generate, complete, grade, build the result) is in
 ``runner``; ``run_item`` and ``run_mapreduce_item`` hand off to it. Work shared
 between items sits in two named fields: ``batches`` (cross-item batching, set
@@ -22,6 +25,7 @@ Public names: ``ItemResult``, ``RulerSession``, ``EngineUnavailable``,
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -34,7 +38,7 @@ from ..engines import Engine, EngineConfig, GenerationRequest, describe_engine, 
 from ..engines.base import Completion
 from . import runner
 from .batching import CrossItemBatches, SharedSamples
-from .progress import Progress
+from .progress import Progress, terminal_stream
 from .runner import SAMPLES_PER_CALL
 from ..results import ItemResult
 
@@ -78,6 +82,14 @@ class RulerSession:
     context_limit: int | None = field(default=None, repr=False)  # the engine's context, when known without loading it
     _context_checked: bool = field(default=False, repr=False)
     notify: Any = field(default=None, repr=False)  # callable(line) set by the plugin
+    position: str = ""  # where the run is, e.g. "item 3/10": set by the plugin, shown by the progress bar and lines
+    progress_interval: float = field(default=30.0, repr=False)  # the most seconds without a line (no terminal)
+    _terminal: Any = field(default=None, repr=False)  # the progress bar's stream, or None (see progress.terminal_stream)
+    _progress: Progress | None = field(default=None, repr=False)  # the engine call's progress, while it runs
+    _said_at: float = field(default_factory=time.perf_counter, repr=False)  # when say last wrote a line
+
+    def __post_init__(self) -> None:
+        self._terminal = terminal_stream()  # now, before pytest captures stderr
 
     # ---- lazily built parts -------------------------------------------------
     @property
@@ -174,10 +186,12 @@ class RulerSession:
 
     def say(self, line: str) -> None:
         """One line for the user now (the plugin wires this to the terminal)."""
-        if self.notify is not None:
-            self.notify(line)
-        else:
-            log.warning(line)
+        with self._progress.hidden() if self._progress is not None else contextlib.nullcontext():
+            if self.notify is not None:
+                self.notify(line)
+            else:
+                log.warning(line)
+        self._said_at = time.perf_counter()
 
     def data_missing(self, task: str) -> str | None:
         """Why a task cannot run here (missing QA data), or None."""
@@ -210,9 +224,10 @@ class RulerSession:
         results = [c if c is not None else hits.get(k) for k, c in zip(keys, results)]
         todo = [i for i, c in enumerate(results) if c is None]
         if todo:
-            engine = self.engine
             batch = [requests[i] for i in todo]
-            progress = Progress(label or "ruler", total=len(batch))
+            # from before the engine loads (a first load can take a while) to the last answer
+            progress = Progress(label or "ruler", total=len(batch), say=self.say, interval=self.progress_interval,
+                                stream=self._terminal, position=self.position, since=self._said_at)
 
             def on_result(j: int, c: Completion) -> None:
                 i = todo[j]
@@ -221,9 +236,11 @@ class RulerSession:
                     cache.put(keys[i], c)
                 progress.advance(c.prompt_tokens + c.completion_tokens)
 
+            self._progress = progress
             try:
-                out = engine.generate(batch, on_result=on_result)
+                out = self.engine.generate(batch, on_result=on_result)
             finally:
+                self._progress = None
                 progress.close()
             for j, c in enumerate(out):  # engines that never called back still count
                 if results[todo[j]] is None:
