@@ -7,5 +7,7 @@ Data flow::
     preflight.check_start(session): every check that can fail before a model loads
 
 Modules: ``session`` (RulerSession), ``cache`` (PredictionCache), ``preflight``
-(check_start), ``progress`` (the per-item progress line).
+(check_start), ``progress`` (the bar or plain lines of a long engine call), ``runner``
+(the work of one item), ``batching`` (cross-item batching, samples shared with a
+map-reduce twin), ``sequential`` (early stopping).
 """
