@@ -71,24 +71,23 @@ def parse_score(where: str, raw: Any) -> float:
     return t
 
 
-def parse_significance(where: str, raw: Any) -> float:
+def _level(where: str, raw: Any, low: float, fix: str) -> float:
+    """A probability-like level in [low, 1) (``low`` itself excluded when it is 0)."""
     try:
-        alpha = float(raw)
-    except ValueError:
-        alpha = -1.0
-    if not 0 < alpha < 1:
-        raise RulerUsageError(where, raw, "give a significance level between 0 and 1, e.g. 0.05")
-    return alpha
+        level = float(raw)
+    except (TypeError, ValueError):
+        level = -1.0
+    if not (low < level < 1 if low == 0 else low <= level < 1):
+        raise RulerUsageError(where, raw, fix)
+    return level
+
+
+def parse_significance(where: str, raw: Any) -> float:
+    return _level(where, raw, 0.0, "give a significance level between 0 and 1, e.g. 0.05")
 
 
 def parse_confidence(where: str, raw: Any) -> float:
-    try:
-        level = float(raw)
-    except ValueError:
-        level = -1.0
-    if not 0.5 <= level < 1:
-        raise RulerUsageError(where, raw, "give a confidence level between 0.5 and 1, e.g. 0.95")
-    return level
+    return _level(where, raw, 0.5, "give a confidence level between 0.5 and 1, e.g. 0.95")
 
 
 def choice(*names: str) -> Parser:

@@ -145,7 +145,7 @@ def test_the_map_reduce_gate(pytester, required, ok):
     if ok:
         assert result.ret == 0 and "gate PASSED: map-reduce effective length 16K (required 16K)" in out
     else:
-        assert result.ret == 1 and "map-reduce effective length 16K < required 32K" in out
+        assert result.ret == 1 and "gate FAILED: map-reduce effective length 16K (required 32K) at threshold 85.6" in out
 
 
 def test_a_know_nothing_reader_reaches_the_reduce_unfiltered_and_the_report_says_what_code_did(pytester):

@@ -338,8 +338,11 @@ def test_a_signal_mid_run_loses_no_finished_prediction(pytester, sig):
     args = [sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", *SCRIPTED, "--ruler-only",
             "--ruler-tasks=niah_single_1", "--ruler-lengths=1k,2k", "--ruler-samples=4", f"--ruler-cache-dir={pytester.path / 'cache'}"]
     db = pytester.path / "cache" / "predictions.sqlite"
+    # a shell's background job starts with SIGINT ignored, and Python then installs no Ctrl-C
+    # handler: give the run the default disposition a terminal would
     proc = subprocess.Popen([*args, "--ruler-engine-option=delay=1.0", "--ruler-report=first.json"], cwd=pytester.path,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while _rows(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
