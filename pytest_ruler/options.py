@@ -278,13 +278,16 @@ def build_config(config: Any) -> RulerConfig:
     # a top-level option another engine declares (vllm's TP with hf) is kept as given, typed by its own
     # parser, and left unread by this engine (engines.options.engine_options drops it)
     declared = declared_options(backend)
-    foreign = {o.field_name: engine.pop(o.field_name) for o in _engine_cli_options()
-               if declared is not None and o.field_name not in declared and values[o.name] is not None and o.field_name in engine}
+    foreign = {o.field_name: engine.pop(o.field_name) for o in OPTIONS
+               if o.target == "engine" and declared is not None and o.field_name not in declared and values[o.name] is not None and o.field_name in engine}
     engine = {**coerce_engine_options(backend, engine, drop_unknown=run["backend"] == "auto"), **foreign}
     mapreduce = MapReduceConfig(**{o.field_name: values[o.name] for o in OPTIONS if o.target == "mapreduce" and values[o.name] is not None}).validate()
     # checks that span options, or look at files and registries
     if run["backend"] == "openai" and not run.get("base_url"):
         raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
+    if run.get("sequential") and run.get("batch_items", 1) > 1:
+        raise RulerUsageError("--ruler-batch-items", run["batch_items"], "--ruler-sequential decides item by item from its "
+                              "own answers, so items cannot share engine calls: drop one of the two options")
     chat = run["chat_template"]
     if chat not in ("auto", "none", "base") and not Path(chat).expanduser().is_file():
         raise RulerUsageError("--ruler-chat-template", chat, "use auto (the model's own), none (base prompts) or a path to a Jinja file")

@@ -37,6 +37,18 @@ def _stored(summary: dict[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
+def _item_interval(r: ItemResult) -> dict[str, Any]:
+    """The item's own error bar (user contract: ``stderr``, a 95 % interval ``ci95``, and
+    ``samples_used``, which --ruler-sequential can make fewer than asked): from its
+    per-sample scores, as a cell's (results.intervals); None without them or when it errored."""
+    from ..results.intervals import cell_interval
+
+    iv = cell_interval(r.sample_scores, r.score) if r.error is None else None
+    return {"samples_used": len(r.sample_scores) or r.samples,
+            "stderr": round(iv["stderr"], 4) if iv else None,
+            "ci95": [round(v, 4) for v in iv["ci95"]] if iv else None}
+
+
 def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: str, threshold: float,
                  results: Iterable[ItemResult], required_effective_length: int | None = None,
                  gate_passed: bool | None = None, extra: Mapping[str, Any] | None = None,
@@ -49,6 +61,7 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
     for r in results:
         d = r.to_dict()
         item = {k: d[k] for k in keys}
+        item.update(_item_interval(r))
         if r.mode == "mapreduce":  # per-call records: trace a failure to map, collapse or reduce
             item["mapreduce"] = d["mapreduce"]
             item["calls"] = d["calls"]

@@ -6,8 +6,7 @@ prediction cache. ``complete(requests)`` answers requests from the cache where
 it can and from the engine otherwise, storing each answer as it arrives; an
 engine call shows its ``progress`` (a bar on a terminal, else a line through
 ``say`` at least every ``progress_interval`` seconds), headed by ``position``
-(where the run is, set by the plugin). The
-work of an item (generate, complete, grade, build the result) is in
+(where the run is, set by the plugin). The work of an item (generate, complete, grade, build the result) is in
 ``runner``; ``run_item`` and ``run_mapreduce_item`` hand off to it. Work shared
 between items sits in two named fields: ``batches`` (cross-item batching, set
 by the plugin) and ``shared`` (samples a native item leaves for its map-reduce
@@ -45,7 +44,6 @@ from ..results import ItemResult
 __all__ = ["SAMPLES_PER_CALL", "EngineUnavailable", "ItemResult", "RulerSession", "one_line"]
 
 log = logging.getLogger("pytest_ruler")
-
 
 
 class EngineUnavailable(RuntimeError):

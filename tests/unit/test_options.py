@@ -85,6 +85,7 @@ def test_the_command_line_wins_over_the_ini_file_and_the_preset():
         ({"hf-overrides": "{not json"}, {}, "--ruler-hf-overrides"),
         ({"engine-option": ["mode=nonsense"]}, {}, "--ruler-engine-option"),
         ({"engine-option": ["tensor_parallel_size=2"]}, {}, "--ruler-engine-option"),  # scripted declares no TP
+        ({"sequential": True, "batch-items": "4"}, {}, "--ruler-batch-items"),  # would silently not stop early
     ],
 )
 def test_a_bad_value_names_the_parameter_the_value_and_the_fix(argv, ini, parameter):
