@@ -19,6 +19,7 @@ Sub-commands (names fixed by the user contract):
   significance by the baseline statistics; effective length old → new). Exits 0: it
   reports, it does not gate.
 - ``tasks``: lists the registered tasks and their families.
+- ``--version``: prints ``pytest-ruler <version>``.
 
 Usage errors, argparse's own included, print one line, ``pytest-ruler: error: ...``, and
 exit with 2 (4 for ``gate``).
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import RulerUsageError
+from . import __version__
 
 __all__ = ["main"]
 
@@ -247,6 +249,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pytest-ruler", description="RULER long-context tasks: generate, score, download data.")
+    p.add_argument("--version", action="version", version=f"pytest-ruler {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="write RULER-format JSONL samples")

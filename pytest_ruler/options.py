@@ -45,7 +45,7 @@ from .parsers import (
     parse_text,
 )
 
-__all__ = ["OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "build_config", "is_active"]
+__all__ = ["OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "build_config", "is_active"]
 
 @dataclass(frozen=True)
 class Option:
@@ -148,15 +148,22 @@ def _dest(name: str) -> str:
     return "ruler_" + name.replace("-", "_")
 
 
+def argparse_help(text: str) -> str:
+    """``text`` as argparse help: argparse %-formats help strings (``%(default)s``), so a
+    literal ``%`` ("95% intervals") must be doubled or ``pytest --help`` crashes."""
+    return text.replace("%", "%%")
+
+
 def add_options(parser: Any) -> None:
     group = parser.getgroup("ruler", "RULER long-context tests (pytest-ruler)")
     for opt in OPTIONS:
         if opt.flag:
-            group.addoption(f"--ruler-{opt.name}", action="store_true", default=None, dest=_dest(opt.name), help=opt.help)
+            group.addoption(f"--ruler-{opt.name}", action="store_true", default=None, dest=_dest(opt.name), help=argparse_help(opt.help))
             parser.addini(_dest(opt.name), opt.help, type="bool", default=False)
         else:
             extra = {"action": "append"} if opt.name == "engine-option" else {}
-            group.addoption(f"--ruler-{opt.name}", default=None, dest=_dest(opt.name), metavar=opt.metavar, help=f"{opt.help}" + (f" [default: {opt.default}]" if opt.default else ""), **extra)
+            shown = opt.help + (f" [default: {opt.default}]" if opt.default else "")
+            group.addoption(f"--ruler-{opt.name}", default=None, dest=_dest(opt.name), metavar=opt.metavar, help=argparse_help(shown), **extra)
             parser.addini(_dest(opt.name), opt.help, default=None)
     parser.addini("ruler_task_thresholds", "per-task pass marks, one 'task = score' per line", type="linelist", default=[])
 
