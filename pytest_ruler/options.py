@@ -87,7 +87,7 @@ def _engine_cli_options() -> tuple[Option, ...]:
 
 _OPTIONS: tuple[Option, ...] = (
     Option("model", "model to test: HF id, local folder, .gguf file or alias (smollm2-135m); activates the suite", metavar="NAME"),
-    Option("backend", "engine: auto (vllm with a GPU, else hf), hf, vllm, openai, or a registered name", default="auto"),
+    Option("backend", "engine: auto (vllm where it runs here: a visible GPU, or vLLM's CPU build installed; else hf), hf, vllm, openai, scripted (a rule-based stand-in for plumbing tests, not a model), or a registered name", default="auto"),
     Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY)", metavar="URL"),
     Option("tokenizer", "tokenizer for the length budget (default: the model's own)", metavar="NAME"),
     Option("tasks", "RULER task names, globs (niah_*) or all, comma-separated (default: the preset's)", metavar="LIST"),
@@ -96,7 +96,7 @@ _OPTIONS: tuple[Option, ...] = (
     Option("seeds", "seeds: a count N (0..N-1) or a comma list", parse_seeds, "1", metavar="N|LIST"),
     Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", parse_depths, metavar="LIST"),
     Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), paper (13 tasks, 4K-128K, 500 samples)", choice("smoke", "ci", "paper"), "ci", metavar="smoke|ci|paper"),
-    Option("threshold", "pass mark (0-100) for items and effective length", parse_score, "85.6", metavar="SCORE"),
+    Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it", parse_score, "85.6", metavar="SCORE"),
     Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", parse_length, metavar="LEN", key="required_effective_length"),
     Option("baseline", "earlier JSON report: fail on a statistically significant drop", parse_path, metavar="PATH"),
     Option("baseline-alpha", "significance level of the baseline comparison", parse_significance, "0.05", metavar="ALPHA"),

@@ -68,6 +68,9 @@ def parse_score(where: str, raw: Any) -> float:
         raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6") from None
     if not 0 <= t <= 100:
         raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6")
+    if t == 100:  # the pass rule is "above the mark" (results.aggregate.passes): nothing is above 100
+        raise RulerUsageError(where, raw, "a score passes when it is above its mark, so no score can pass 100; "
+                              "give a mark below 100, e.g. 99.9 to require every sample right")
     return t
 
 

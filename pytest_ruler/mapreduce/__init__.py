@@ -17,7 +17,7 @@ calibration examples per RULER family), ``pipeline`` (map, collapse, reduce).
 
 Public names: ``MapReduceConfig``, ``MapReducer``, ``Document``, ``Outcome``,
 ``CallRecord``, ``Record``, ``parse_record``, ``chunk_text``, ``Chunk``,
-``strategy_for``, ``document_for``, ``grounding_label``, ``grounding_mode``, ``grounding_summary``, ``GROUNDING``.
+``strategy_for``, ``document_for``, ``grounding_label``, ``grounding_mode``, ``grounding_summary``, ``GROUNDING``, ``ANSWERED_BY``.
 
 What code does to the model's records is named wherever a result is shown:
 ``grounding_label(item.mapreduce)`` (the item's ``mapreduce.grounding`` mode and its
@@ -32,12 +32,13 @@ from ..errors import RulerUsageError
 from .chunking import Chunk, chunk_text, pack, split_units
 from .pipeline import CallRecord, Document, MapReduceConfig, MapReducer, Outcome
 from .protocol import NO_INFORMATION, Record, format_record, parse_record
-from .strategies import GROUNDING, STRATEGIES, Strategy, grounding_label, grounding_mode, grounding_summary, strategy_for
+from .strategies import ANSWERED_BY, GROUNDING, STRATEGIES, Strategy, grounding_label, grounding_mode, grounding_summary, strategy_for
 
 __all__ = [
     "CallRecord",
     "Chunk",
     "Document",
+    "ANSWERED_BY",
     "GROUNDING",
     "MapReduceConfig",
     "MapReducer",

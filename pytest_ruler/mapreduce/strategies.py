@@ -31,7 +31,7 @@ believe) is left to the model: its Answer, its Confidence Score, its reduce. The
 rule: a claim that is a key named in the question is not a value (the model echoed the
 key). ``verify=False`` (mode ``none``) keeps every claim as the model wrote it.
 
-Public names: ``Strategy``, ``STRATEGIES``, ``strategy_for``, ``retrieve_hints``, ``GROUNDING``,
+Public names: ``Strategy``, ``STRATEGIES``, ``strategy_for``, ``retrieve_hints``, ``GROUNDING``, ``ANSWERED_BY``,
 ``grounding_mode``, ``grounding_label``, ``grounding_summary``.
 """
 
@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .protocol import NO_INFORMATION, Record
 
-__all__ = ["GROUNDING", "STRATEGIES", "Strategy", "grounding_label", "grounding_mode", "grounding_summary", "retrieve_hints", "strategy_for"]
+__all__ = ["ANSWERED_BY", "GROUNDING", "STRATEGIES", "Strategy", "grounding_label", "grounding_mode", "grounding_summary", "retrieve_hints", "strategy_for"]
 
 
 def _norm(text: str) -> str:
@@ -304,11 +304,20 @@ def strategy_for(family: Any, question: str, name: str = "task") -> tuple[Strate
 
 # ---- grounding: what code did to the records, in the words a report shows -------------
 GROUNDING = {
-    "literal": "hallucination filter only: code dropped claimed values not found in their chunk's text; "
-    "which value answers the question was the model's choice",
+    "literal": "hallucination filter: code dropped claimed values not found in their chunk's text",
     "none": "no filter: records used as the model wrote them",
     "unrecorded": "not recorded: a result from before the grounding mode was recorded, when code also kept only "
     "values stated in one sentence with a queried key taken from the generator's metadata",
+    "not run": "the item errored before map-reduce ran, so no record was read or filtered",
+}
+
+#: who chose the final answer, per strategy (the reduce column of the table above)
+ANSWERED_BY = {
+    "retrieve": "the model's reduce chose which value answers the question",
+    "facts": "the model's reduce chose the answer",
+    "union": "code took the union of the values the map records kept",
+    "chain": "code followed the chain of the map records' assignments from the query value",
+    "count": "code summed the map records' word counts and took the most frequent",
 }
 
 
@@ -317,17 +326,33 @@ def grounding_mode(verify: bool) -> str:
     return "literal" if verify else "none"
 
 
+def _mode_of(mr: Mapping[str, Any]) -> str:
+    if mr.get("grounding"):
+        return str(mr["grounding"])
+    return "unrecorded" if mr else "not run"  # an errored twin records nothing; an old report records the rest
+
+
+def _answered(strategies: Iterable[str]) -> str:
+    return "; ".join(f"{ANSWERED_BY[s]} ({s})" for s in dict.fromkeys(strategies) if s in ANSWERED_BY)
+
+
 def grounding_label(mapreduce: Mapping[str, Any] | None) -> str:
     """How a map-reduce result was obtained, for every place a user reads it.
 
     ``mapreduce`` is an item's ``mapreduce`` dict (or a report's); the label names the
-    grounding mode, what code did to the model's records, and the protocol compliance
-    when known, e.g. ``grounding: literal (hallucination filter only: ...); map records
-    with all four fields 3/24, with a confidence 3/24``.
+    grounding mode and what code did to the model's records, who chose the final answer
+    (from the strategy that ran: the model's reduce, or code for union/chain/count), and
+    the protocol compliance when known, e.g. ``grounding: literal (hallucination filter:
+    ...); the model's reduce chose which value answers the question (retrieve); map
+    records with all four fields 3/24, with a confidence 3/24``. An errored twin
+    (nothing recorded) says it did not run, never that generator metadata was used.
     """
     mr = dict(mapreduce or {})
-    mode = mr.get("grounding") or "unrecorded"
-    label = f"grounding: {mode} ({GROUNDING.get(str(mode), 'unknown mode')})"
+    mode = _mode_of(mr)
+    label = f"grounding: {mode} ({GROUNDING.get(mode, 'unknown mode')})"
+    answered = _answered([str(mr["strategy"])] if mr.get("strategy") else [])
+    if answered:
+        label += f"; {answered}"
     comp = (mr.get("compliance") or {}).get("map")
     if comp and comp.get("records"):
         n = comp["records"]
@@ -339,18 +364,23 @@ def grounding_summary(mapreduce_dicts: Iterable[Mapping[str, Any] | None]) -> st
     """One label for many map-reduce items (a rescue line, a table header): their grounding
     mode(s) and their map records' protocol compliance summed, in ``grounding_label``'s words."""
     modes: list[str] = []
+    strategies: list[str] = []
     total = {"records": 0, "four_fields": 0, "confidence": 0, "parse_failures": 0}
     for mr in mapreduce_dicts:
         mr = dict(mr or {})
-        mode = str(mr.get("grounding") or "unrecorded")
+        mode = _mode_of(mr)
         if mode not in modes:
             modes.append(mode)
+        if mr.get("strategy"):
+            strategies.append(str(mr["strategy"]))
         for k, v in ((mr.get("compliance") or {}).get("map") or {}).items():
             total[k] = total.get(k, 0) + int(v)
     if not modes:
         return ""
-    labels = [grounding_label({"grounding": m}) for m in modes]
-    text = " / ".join(labels)
+    text = " / ".join(f"grounding: {m} ({GROUNDING.get(m, 'unknown mode')})" for m in modes)
+    answered = _answered(strategies)
+    if answered:
+        text += f"; {answered}"
     if total["records"]:
         n = total["records"]
         text += f"; map records with all four fields {total['four_fields']}/{n}, with a confidence {total['confidence']}/{n}"

@@ -6,7 +6,7 @@
 
     def test_custom(ruler):
         result = ruler.run(make_task(...), "16k", samples=10)
-        assert result.score >= 70, result.failure_message()
+        assert result.score > 70, result.failure_message(70)
 
 ``ruler`` is a :class:`RulerRunner` over the session's engine (built once per
 process, shared with the standard suite and its cache). Its results join the
@@ -80,7 +80,7 @@ class RulerRunner:
         results = [self.run(task, length, **kw) for length in lengths]
         failed = [r for r in results if not r.passed]
         if failed:
-            pytest.fail("\n".join(r.failure_message() for r in failed), pytrace=False)
+            pytest.fail("\n".join(r.failure_message(r.threshold) for r in failed), pytrace=False)
         return results
 
 
@@ -136,9 +136,9 @@ class MapReduceRunner(RulerRunner):
         label = grounding_label(chunked.mapreduce)
         problems = []
         if native.passed:
-            problems.append(f"native context passes ({native.score:.1f} >= {native.threshold:.1f}): nothing to rescue at this length")
+            problems.append(f"native context passes ({native.score:.1f} > {native.threshold:.1f}): nothing to rescue at this length")
         if not chunked.passed:
-            problems.append(chunked.failure_message())
+            problems.append(chunked.failure_message(chunked.threshold))
         if problems:
             pytest.fail("\n".join(problems + [f"map-reduce {label}"]), pytrace=False)
         self.item.user_properties.append(("ruler_mapreduce_grounding", label))

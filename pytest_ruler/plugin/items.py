@@ -56,7 +56,7 @@ def parse_item_name(nodeid: str) -> tuple[str, int, int, str] | None:
 
 class RulerItemFailure(Exception):
     def __init__(self, result: ItemResult):
-        super().__init__(result.failure_message())
+        super().__init__(result.failure_message(result.threshold))
         self.result = result
 
 

@@ -22,7 +22,7 @@ from .items import SESSION_KEY, make_items, parse_item_name
 from ..lengths import format_length
 from ..secrets import scrub
 from ..results import ItemResult
-from ..results.table import NOTATION, format_text, table3
+from ..results.table import NOTATION, format_text, skipped_notes, table3, table_notes
 from ..run.batching import CrossItemBatches
 from ..run.session import RulerSession, one_line
 
@@ -91,6 +91,7 @@ class RulerPlugin:
         self.interrupted = False
         self.written: list = []  # files written at the end (report, Markdown, plots)
         self.shown_failures: list[str] = []  # failures a verdict line already states (printed once)
+        self.skipped: list[dict[str, Any]] = []  # suite items that were skipped, with their reasons
 
     @property
     def rs(self) -> RulerSession:
@@ -156,6 +157,11 @@ class RulerPlugin:
             return
         if report.skipped:  # e.g. a QA task without its data file: ran to its end, with no cell
             self.finished.add(report.nodeid)
+            longrepr = report.longrepr
+            reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr or "skipped")
+            task, length, seed, mode = cell
+            self.skipped.append({"item": report.nodeid, "task": task, "length": length, "seed": seed, "mode": mode,
+                                 "reason": scrub(str(reason).removeprefix("Skipped: "))})
             return
         if not report.failed:
             return
@@ -211,6 +217,7 @@ class RulerPlugin:
             tokenizer=self._attempt("tokenizer", lambda: rs.tokenizer.name) or str(c.tokenizer or c.model),
             haystack_corpus=self._haystack_corpus(),
             threshold=c.threshold,
+            task_thresholds=dict(c.task_thresholds),
             results=self.results,
             extra={"chat_template": self._attempt("chat template", lambda: rs.frame.name), "samples_per_item": c.samples,
                    "seeds": list(c.seeds), "preset": c.preset},
@@ -221,6 +228,7 @@ class RulerPlugin:
         if rs.warnings:
             report["warnings"] = list(rs.warnings)
         report["interrupted"] = self.interrupted
+        report["skipped"] = sorted(self.skipped, key=lambda s: (s["mode"], s["length"], s["task"], s["seed"]))
         self.failures, self.shown_failures = [], []
         verdict = self._attempt("gate", self._verdict, report)
         if verdict is not None:
@@ -276,6 +284,9 @@ class RulerPlugin:
             return
         tr = terminalreporter
         if not self.results:
+            if self.skipped:
+                tr.section("RULER: effective context length")
+                tr.write_line("no RULER item ran, so nothing was measured; " + skipped_notes(self.report)[0], yellow=True, bold=True)
             for failure in self.failures:
                 tr.write_line(f"RULER FAILED: {failure}", red=True, bold=True)
             for error in self.errors:
@@ -289,12 +300,18 @@ class RulerPlugin:
             from ..mapreduce import grounding_summary
 
             grounding = grounding_summary(r.mapreduce for r in self.results if r.mode == "mapreduce")
+        notes = []
         for mode in modes:
-            if len(modes) > 1:
+            if mode == "mapreduce" or len(modes) > 1:  # a table of twins alone still says it is map-reduce
                 tr.write_line("native:" if mode == "native" else f"map-reduce (LLM x MapReduce, chunked; {grounding}):", bold=True)
             for line in format_text(table3(self.report, mode, c.show_ci)):
                 tr.write_line(line)
+            notes += [(f"map-reduce: {n}" if mode == "mapreduce" else n) for n in table_notes(self.report, mode)]
+        if "native" not in modes:
+            notes += skipped_notes(self.report)
         tr.write_line(NOTATION)
+        for note in notes:
+            tr.write_line(note, yellow=True)
         bad = [r for r in self.results if r.error is not None]
         if bad:
             tr.write_line(f"ERR: {len(bad)} item{'s' if len(bad) != 1 else ''} errored (scored as failing; no effective length past an errored length):", red=True)

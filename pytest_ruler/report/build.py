@@ -50,7 +50,8 @@ def _item_interval(r: ItemResult) -> dict[str, Any]:
 
 
 def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: str, threshold: float,
-                 results: Iterable[ItemResult], required_effective_length: int | None = None,
+                 results: Iterable[ItemResult], task_thresholds: Mapping[str, float] | None = None,
+                 required_effective_length: int | None = None,
                  gate_passed: bool | None = None, extra: Mapping[str, Any] | None = None,
                  complete: bool = True) -> dict[str, Any]:
     results = sorted(results, key=lambda r: (r.mode, r.length, r.task, r.seed))
@@ -74,10 +75,11 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
         "tokenizer": tokenizer,
         "haystack_corpus": haystack_corpus,
         "threshold": threshold,
+        "task_thresholds": dict(task_thresholds or {}),  # the ini's per-task marks (the rest use threshold)
         "items": items,
         "summary": {  # effective lengths are computed before the stored floats are rounded
-            "native": _stored(summarize_results(results, threshold, "native")),
-            "mapreduce": _stored(summarize_results(results, threshold, "mapreduce")),
+            "native": _stored(summarize_results(results, threshold, "native", task_thresholds)),
+            "mapreduce": _stored(summarize_results(results, threshold, "mapreduce", task_thresholds)),
         },
         "gate": {"required_effective_length": required_effective_length, "passed": gate_passed},
     }

@@ -36,8 +36,9 @@ def _total(report: Mapping[str, Any], mode: str) -> tuple[str, str]:
     """(effective length, Avg) as Table 3's Total row prints them; ``-`` when the mode did not run."""
     if not (report.get("summary") or {}).get(mode):
         return "-", "-"
-    total = table3(report, mode).rows[-1]
-    return total[-1], total[-4]
+    table = table3(report, mode)
+    total = table.rows[-1]  # the Eff.LB column, when present, sits between wAvg.dec and Effective
+    return total[table.header.index("Effective")], total[table.header.index("Avg")]
 
 
 def _change(delta: float) -> str:

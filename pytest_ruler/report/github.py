@@ -4,7 +4,7 @@
         (the report's Markdown with Table 3, report.markdown; the verdict; the map-reduce rescue line)
     report dict, verdict lines ──annotations(report, verdict_lines, errors=)──► ["::error title=...::...", ...]
         errors: each red verdict line (a failed gate, a significant drop), each failing
-        (task, length, mode) cell (mean score over seeds < threshold, or errored);
+        (task, length, mode) cell (mean score over seeds not above the task's mark, or errored);
         warnings: each undecided gate, an incomplete run, the run's warnings, end-of-run errors;
         at most ``limit`` of each kind, the last saying how many more there are
     github_output(report, verdict_lines, say, environ=)  # what the plugin calls once per run:
@@ -27,6 +27,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..results.aggregate import passes
 from ..lengths import format_length
 from ..results.cells import mode_items, report_cells
 from ..secrets import scrub
@@ -98,8 +99,13 @@ def _failing_cells(report: Mapping[str, Any]) -> list[tuple[str, str]]:
         for e in ((report.get("summary") or {}).get(mode) or {}).get("errored") or []:
             reasons.setdefault((e.get("task"), int(e.get("length", 0))), []).append(f"seed {e.get('seed')}: {e.get('error')}")
         cells = {(t, L) for t, ls in errored.items() for L in ls}
-        if threshold is not None:
-            cells |= {(t, L) for t, ls in scores.items() for L, s in ls.items() if s < threshold}
+        marks = {t: float(v) for t, v in (report.get("task_thresholds") or {}).items()}  # the ini's per-task marks
+
+        def mark(task: str) -> float:
+            return marks.get(task, float(threshold))
+
+        if threshold is not None:  # the one pass rule (results.aggregate.passes), each task by its own mark
+            cells |= {(t, L) for t, ls in scores.items() for L, s in ls.items() if not passes(s, mark(t))}
         for task, length in sorted(cells, key=lambda c: (c[1], c[0])):
             title = f"RULER {_where(task, length, mode)}"
             if length in errored.get(task, ()):
@@ -107,7 +113,7 @@ def _failing_cells(report: Mapping[str, Any]) -> list[tuple[str, str]]:
                 more = f" (+{len(why) - 1} more)" if len(why) > 1 else ""
                 out.append((title, f"errored, {why[0]}{more}"))
             else:
-                out.append((title, f"score {scores[task][length]:.1f} < threshold {threshold:g}"))
+                out.append((title, f"score {scores[task][length]:.1f} <= threshold {mark(task):g}"))
     return out
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..lengths import format_length
 from ..results.cells import depth_cells, mode_items
-from ..results.table import table3
+from ..results.table import skipped_notes, table3, table_notes
 from .load import MODE_TITLE, report_modes
 
 __all__ = ["depth_label", "markdown"]
@@ -116,7 +116,10 @@ def _grounding_lines(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     its = mode_items(report, "mapreduce")
     if not its:
         return [], []
-    labels = sorted({grounding_label({"grounding": (it.get("mapreduce") or {}).get("grounding")}) for it in its})
+    def key(mr: Mapping[str, Any]) -> dict[str, Any]:  # the label without per-item counts (those are in the table below)
+        return {"grounding": mr.get("grounding") or ("unrecorded" if mr else "not run"), "strategy": mr.get("strategy")}
+
+    labels = sorted({grounding_label(key(it.get("mapreduce") or {})) for it in its})
     head = [f"**Map-reduce {label}.**" for label in labels] + [""]
     lines = ["Protocol compliance of the map records (the structured information protocol's four fields):", ""]
     lines.append(_row(["Task", "Length", "Strategy", "Grounding", "Map records", "All four fields", "With a confidence", "Parse failures", "Collapse calls"]))
@@ -260,7 +263,7 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = (), ci
 
     modes = report_modes(report)
     if not modes:
-        lines += ["No items in this report.", ""]
+        lines += ["No items in this report.", ""] + [*skipped_notes(report), ""][: 2 if report.get("skipped") else 0]
     seeds = {it.get("seed") for it in report.get("items") or []}
     for mode in modes:
         heading = "Effective context length" if mode == "native" else "Map-reduce (chunked inference)"
@@ -271,7 +274,7 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = (), ci
         lines.append("")
         if ci:
             lines += _interval_lines(report, mode)
-        notes = _flag_notes(report, mode)
+        notes = _flag_notes(report, mode) + table_notes(report, mode)
         if notes:
             lines += notes + [""]
         lines += grounding_table

@@ -24,8 +24,10 @@ The statistics, in order:
    is never a failure). **Paired first**: where both runs carry per-sample prompt hashes
    and share questions (same tokenizer and template: RULER's samples are deterministic),
    the shared questions are compared pairwise (:mod:`pytest_ruler.results.paired`):
-   exact McNemar for 0/1 scores, the paired t-test (sign test without variance) for
-   fractional ones; ``Comparison.paired`` counts the pairs and ``effect`` is the mean
+   exact McNemar for 0/1 scores, a one-sided sign-flip permutation test of the mean
+   per-question change for fractional ones (exact enumeration for few nonzero changes,
+   Monte Carlo with a fixed seed beyond; the paired t-test it replaced was measured
+   liberal on bounded scores); ``Comparison.paired`` counts the pairs and ``effect`` is the mean
    change per question in points with its 95 % interval. Pairing removes the
    between-question variance, so it detects a real drop with far fewer samples. Where
    they share none, or a side has no hashes (an older report), the unpaired test below

@@ -78,7 +78,10 @@ def _bound(report: Mapping[str, Any], mode: str, confidence: float) -> tuple[int
     if not any(v for ls in cells.values() for v in ls.values()):
         return None, False
     scores, _ = report_cells(report, mode)
-    return effective_length_bounds(cells, scores, float(report.get("threshold") or 0.0), confidence)[0], True
+    summary = (report.get("summary") or {}).get(mode) or {}
+    total = summary.get("total_tasks")  # None in a report from before the Total named its tasks
+    return effective_length_bounds(cells, scores, float(report.get("threshold") or 0.0), confidence,
+                                   total_tasks=None if total is None else list(total))[0], True
 
 
 def _confidence_gate(report: Mapping[str, Any], g: dict[str, Any], mode: str, what: str, required: int,
@@ -108,7 +111,10 @@ def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int, co
         g["reason"] = f"{'interrupted' if report.get('interrupted') else 'stopped'}{count}; {what} is not established"
         return g
     errors = summary.get("errors", 0)
-    if not summary:
+    if summary and summary.get("total_tasks") == []:
+        left = ", ".join(f"{t} ({', '.join(format_length(L) for L in ls)})" for t, ls in (summary.get("partial_tasks") or {}).items())
+        g["reason"] = f"no task was tested at every length, so the Total is not established ({left}); {what} is not established"
+    elif not summary:
         g["reason"] = f"no {'map-reduce ' if mode == 'mapreduce' else ''}RULER item produced a result; {what} is not established"
     elif errors:
         g["reason"] = f"{errors} item{'s' if errors != 1 else ''} errored; {what} is not established"

@@ -131,14 +131,17 @@ def combine(parts: Sequence[dict[str, Any] | None], weights: Sequence[float] | N
 
 
 def summary_intervals(cells: Cells, task_scores: Mapping[str, Mapping[int, float]],
-                      per_length: Mapping[int, float], averages: Mapping[str, float | None]) -> dict[str, Any] | None:
+                      per_length: Mapping[int, float], averages: Mapping[str, float | None], *,
+                      total_tasks: Sequence[str] | None = None) -> dict[str, Any] | None:
     """The summary's ``intervals`` entry (see the module docstring); ``None`` when no cell has
-    per-sample scores (a report from before they were recorded)."""
+    per-sample scores (a report from before they were recorded). The Total's intervals are
+    over ``total_tasks`` (default: every task), the tasks the Total averages."""
     if not any(v for ls in cells.values() for v in ls.values()):
         return None
     by_cell = {t: {L: cell_interval(cells.get(t, {}).get(L), s) for L, s in ls.items()} for t, ls in task_scores.items()}
+    in_total = set(by_cell if total_tasks is None else total_tasks)
     lengths = sorted(per_length)
-    totals = {L: combine([by_cell[t][L] for t in by_cell if L in by_cell[t]], score=per_length[L]) for L in lengths}
+    totals = {L: combine([by_cell[t][L] for t in by_cell if t in in_total and L in by_cell[t]], score=per_length[L]) for L in lengths}
     n = len(lengths)
     weights = {"avg": [1] * n, "wavg_inc": list(range(1, n + 1)), "wavg_dec": list(range(n, 0, -1))}
     out: dict[str, Any] = {"level": LEVEL, "cells": {t: {str(L): v for L, v in sorted(ls.items())} for t, ls in by_cell.items()},
@@ -181,18 +184,24 @@ def _total_p(parts: Sequence[tuple[list[float], float]], threshold: float) -> fl
 
 
 def effective_length_bounds(cells: Cells, task_scores: Mapping[str, Mapping[int, float]], threshold: float,
-                            confidence: float = LEVEL) -> tuple[int | None, dict[str, int | None]]:
-    """(the Total's bound, {task: its bound}) at ``confidence`` (threshold in points)."""
+                            confidence: float = LEVEL, *, task_thresholds: Mapping[str, float] | None = None,
+                            total_tasks: Sequence[str] | None = None) -> tuple[int | None, dict[str, int | None]]:
+    """(the Total's bound, {task: its bound}) at ``confidence`` (thresholds in points): the
+    Total (over ``total_tasks``, default every task) against ``threshold``, each task
+    against its own mark in ``task_thresholds``."""
     alpha, thr = 1.0 - confidence, threshold / 100.0
+    marks = task_thresholds or {}
     per_task = {}
     for task in sorted(cells):
-        ps = {L: (None if s is None else mean_above_p(s, thr)) for L, s in cells[task].items()}
+        task_thr = float(marks.get(task, threshold)) / 100.0
+        ps = {L: (None if s is None else mean_above_p(s, task_thr)) for L, s in cells[task].items()}
         per_task[task] = fixed_sequence_bound(ps, alpha)
     lengths = sorted({L for ls in cells.values() for L in ls})
     total_ps: dict[int, float | None] = {}
     for L in lengths:
-        parts = [(cells[t][L], task_scores.get(t, {}).get(L)) for t in cells if L in cells[t]]
-        if any(s is None or m is None for s, m in parts):
+        parts = [(cells[t][L], task_scores.get(t, {}).get(L)) for t in cells
+                 if L in cells[t] and (total_tasks is None or t in total_tasks)]
+        if not parts or any(s is None or m is None for s, m in parts):
             total_ps[L] = None
         else:
             total_ps[L] = _total_p([(s, m / 100.0) for s, m in parts], thr)

@@ -75,14 +75,23 @@ class ItemResult:
         d["sample_hashes"] = tuple(d.get("sample_hashes") or ())
         return cls(**d)
 
-    def failure_message(self) -> str:
+    def failure_message(self, threshold: float | None = None) -> str:
+        """The item's score, sample count, reasons and a few failing predictions.
+
+        ``threshold`` is the mark the caller judges the score by: the plugin's items and
+        ``ruler.check()`` pass the item's own; a user test that asserts its own mark
+        passes that mark, or nothing (then no mark is quoted, so a message under
+        ``assert result.score > 70`` never cites the run's global threshold).
+        """
         where = f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''})"
         if self.error is not None:
             return f"{where}: ERROR: {self.error}"
-        lines = [
-            f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''}): score {self.score:.2f} < threshold {self.threshold:.2f} "
-            f"over {self.samples} samples ({self.nulls} empty predictions)"
-        ]
+        mark = ""
+        if threshold is not None:
+            from .aggregate import passes
+
+            mark = f" {'>' if passes(self.score, threshold) else '<='} threshold {threshold:.2f}"
+        lines = [f"{where}: score {self.score:.2f}{mark} over {self.samples} samples ({self.nulls} empty predictions)"]
         for reason in self.reasons:
             lines.append(f"  {reason}")
         for f in self.failures:

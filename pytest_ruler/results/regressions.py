@@ -104,10 +104,10 @@ def summarize_regressions(comparisons: Iterable[Comparison], *, verbose: bool = 
             method += ", Fisher exact where counts are small"
         n_paired = len(comps) - len(unpaired)
         if n_paired and not unpaired:
-            method = "paired on the shared questions: exact McNemar for 0/1 scores, paired t-test for partial credit"
+            method = "paired on the shared questions: exact McNemar for 0/1 scores, sign-flip permutation test for partial credit"
         elif n_paired:
             method = (f"paired on the shared questions in {n_paired} cell{'s' if n_paired != 1 else ''} "
-                      f"(exact McNemar / paired t-test), unpaired {method} in {len(unpaired)}")
+                      f"(exact McNemar / sign-flip permutation test), unpaired {method} in {len(unpaired)}")
         lines.append(
             f"baseline: {len(comps)} cell{'s' if len(comps) != 1 else ''} compared, "
             f"{len(drops)} significant drop{'s' if len(drops) != 1 else ''} "

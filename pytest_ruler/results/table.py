@@ -13,7 +13,13 @@ has per-sample scores. ``ci=True`` (``--ruler-ci``) writes each score as ``score
 (standard error in points; the 95 % intervals are in the JSON's ``intervals``); a score
 without per-sample scores stays bare. ``NOTATION`` says so under every table.
 
-Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``format_effective_length``, ``format_text``, ``table3``.
+``table_notes(report, mode)`` are the lines every renderer prints under a mode's table:
+a Total over fewer tasks than the table shows (the tasks tested at every length, see
+``results.summary.total_task_set``), the per-task pass marks in force, and the items
+that were skipped (with the option that supplies what they lacked).
+
+Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``format_effective_length``, ``format_text``,
+``table3``, ``table_notes``.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from ..lengths import format_length
 
-__all__ = ["NOTATION", "TASK_ORDER", "Table", "format_effective_length", "format_text", "table3"]
+__all__ = ["NOTATION", "TASK_ORDER", "Table", "format_effective_length", "format_text", "skipped_notes", "table3", "table_notes"]
 
 NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
             "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length; "
@@ -110,3 +116,38 @@ def format_text(table: Table) -> list[str]:
     width = [w + 2 if c else w for c, w in enumerate(width)]
     return ["".join(cell.ljust(width[c]) if c == 0 else cell.rjust(max(width[c], 8)) for c, cell in enumerate(row)).rstrip()
             for row in [table.header, *table.rows]]
+
+
+def table_notes(report: Mapping[str, Any], mode: str = "native") -> list[str]:
+    """What a reader must know to read the mode's table right (see the module docstring)."""
+    summary = (report.get("summary") or {}).get(mode) or {}
+    out = []
+    partial = summary.get("partial_tasks") or {}
+    total = summary.get("total_tasks")
+    if partial and total is not None:
+        left = ", ".join(f"{t} ({', '.join(format_length(int(L)) for L in ls)})" for t, ls in partial.items())
+        if total:
+            out.append(f"Total, averages and effective length are over the {len(total)} of {len(total) + len(partial)} "
+                       f"tasks tested at every length; not in them: {left}")
+        else:
+            out.append(f"no task was tested at every length, so there is no Total and no effective length; tested: {left}")
+    marks = {t: v for t, v in (summary.get("task_thresholds") or {}).items() if v != summary.get("threshold")}
+    if marks:
+        out.append("per-task pass marks (ini ruler_task_thresholds): " + ", ".join(f"{t} {v:g}" for t, v in sorted(marks.items()))
+                   + f"; the other tasks and the Total {summary.get('threshold'):g}; a score passes when it is above its mark")
+    if mode == "native":
+        out += skipped_notes(report)
+    return out
+
+
+def skipped_notes(report: Mapping[str, Any]) -> list[str]:
+    """One line for the suite's items that were skipped, grouped by reason: they are not in the table."""
+    skipped = report.get("skipped") or []
+    if not skipped:
+        return []
+    by_reason: dict[str, list[str]] = {}
+    for s in skipped:
+        by_reason.setdefault(str(s.get("reason") or "skipped"), []).append(str(s.get("task") or s.get("item")))
+    parts = [f"{', '.join(dict.fromkeys(tasks))}: {reason}" for reason, tasks in by_reason.items()]
+    n = len(skipped)
+    return [f"skipped {n} item{'s' if n != 1 else ''}, not in the table or the gate: " + "; ".join(parts)]

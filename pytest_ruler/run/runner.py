@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 from ..engines import GenerationRequest
 from ..results import ItemResult
+from ..results.aggregate import passes
 from ..results.scoring import count_nulls, get_metric, sample_scorer
 
 __all__ = ["SAMPLES_PER_CALL", "ItemInputs", "errored_result", "grade", "item_result", "run_mapreduce", "run_native"]
@@ -139,13 +140,14 @@ def item_result(config: Any, task: str, length: int, seed: int, mode: str, *, th
                 failed: bool = False, **fields: Any) -> ItemResult:
     """The one place an ItemResult is built: threshold, passed, nulls, seconds and rounding are decided here.
 
-    An item passes when its score reaches the threshold, it has no error, and it
-    was not ``failed`` outright (an item over the model's context).
+    An item passes when its score is above the threshold (``results.aggregate.passes``,
+    the rule Table 3 uses too), it has no error, and it was not ``failed`` outright (an
+    item over the model's context).
     """
     threshold = config_threshold(config, task, threshold)
     fields.setdefault("nulls", count_nulls(list(preds)))
     return ItemResult(task=task, length=length, seed=seed, mode=mode, samples=samples, score=round(score, 4),
-                      threshold=threshold, passed=score >= threshold and error is None and not failed,
+                      threshold=threshold, passed=passes(score, threshold) and error is None and not failed,
                       seconds=round(time.perf_counter() - started, 3), error=error, **fields)
 
 

@@ -22,7 +22,7 @@ def test_step_summary_and_annotations_on_github_actions(pytester, monkeypatch, t
     assert any(ln.startswith("| **Total** | 50.0") for ln in text.splitlines())
     assert "## Verdict" in text and "gate FAILED" in text
     out = result.stdout.lines
-    assert "::error title=RULER cwe @ 1K::score 0.0 < threshold 85.6" in out
+    assert "::error title=RULER cwe @ 1K::score 0.0 <= threshold 85.6" in out
     gate_errors = [ln for ln in out if ln.startswith("::error title=RULER gate::gate FAILED")]
     assert len(gate_errors) == 1
     assert not any(ln.startswith("::error title=RULER niah_single_1") for ln in out)

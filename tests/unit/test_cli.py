@@ -140,7 +140,7 @@ def test_compare_prints_a_markdown_delta_table(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("## RULER: `old.json` → `new.json`")
     assert "- **Model:** `m` → `m2`" in out
-    assert "- **Effective length (native):** ≥2K → <1K (Avg 98.3 → n/a)" in out
+    assert "- **Effective length (native):** ≥2K → <1K (Avg 100.0 → n/a)" in out
     assert "| Task | Length | Mode | Old | New | Change | Samples | p | Significance |" in out
     assert "| niah_single_1 | 1K | native | 100.0 | 100.0 | 0.0 | 20 → 20 |" in out
     drop = next(ln for ln in out.splitlines() if ln.startswith("| niah_single_1 | 2K |"))

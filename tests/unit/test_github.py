@@ -33,7 +33,7 @@ def test_failing_cells_and_a_failed_gate_are_errors():
     lines = annotations(report, [("gate FAILED: effective length 1K (required 2K)", "red"), ("gate PASSED: x", "green")])
     assert lines == [
         "::error title=RULER gate::gate FAILED: effective length 1K (required 2K)",
-        "::error title=RULER niah_single_1 @ 2K::score 40.0 < threshold 85.6",
+        "::error title=RULER niah_single_1 @ 2K::score 40.0 <= threshold 85.6",
         "::error title=RULER vt @ 2K::errored, seed 0: RuntimeError: boom%0Asecond line",
     ]
     assert annotations(report_of([item("vt", 1024, 100)])) == []
@@ -78,14 +78,15 @@ def test_github_output_appends_the_summary_and_prints_annotations_only_in_ci(tmp
     github_output(report, [], said.append, environ={"GITHUB_STEP_SUMMARY": str(path)})
     assert path.read_text().startswith("earlier step\n# RULER report: m") and said == []
     github_output(report, [], said.append, environ={"GITHUB_ACTIONS": "true"})
-    assert said == ["", "::error title=RULER vt @ 1K::score 0.0 < threshold 85.6"]
+    assert said == ["", "::error title=RULER vt @ 1K::score 0.0 <= threshold 85.6"]
     github_output(report, [], said.append, environ={})
     github_output(report_of([item("vt", 1024, 100)]), [], said.append, environ={"GITHUB_ACTIONS": "true"})
     assert len(said) == 2  # nothing outside GitHub Actions, nothing when nothing failed
 
 
 def test_the_stored_summary_is_rounded_and_the_gate_does_not_move():
-    results = [item("a", 1024, 100), item("b", 1024, 31.0), item("c", 1024, 0.0), item("a", 2048, 66.67), item("b", 2048, 33.33)]
+    results = [item("a", 1024, 100), item("b", 1024, 31.0), item("c", 1024, 0.0), item("a", 2048, 66.67), item("b", 2048, 33.33),
+               item("c", 2048, 50.0)]
     native = report_of(results)["summary"]["native"]
     assert native["per_length"] == {"1024": 43.6667, "2048": 50.0} and native["avg"] == 46.8333
     # just above the threshold unrounded, equal to it rounded: the effective length is the unrounded one

@@ -126,7 +126,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from pytest_ruler.errors import RulerUsageError  # noqa: E402
-from pytest_ruler.mapreduce import GROUNDING, STRATEGIES, grounding_label, strategy_for  # noqa: E402
+from pytest_ruler.mapreduce import ANSWERED_BY, GROUNDING, STRATEGIES, grounding_label, strategy_for  # noqa: E402
 from pytest_ruler.tasks import FAMILIES  # noqa: E402
 from pytest_ruler.tasks import aggregation, niah, qa, variable_tracking  # noqa: E402
 
@@ -183,12 +183,30 @@ def test_a_family_brings_its_own_strategy_and_one_without_is_refused():
 
 # ---- labels and compliance -----------------------------------------------------------------
 def test_the_grounding_label_says_what_code_did():
-    assert grounding_label({"grounding": "literal"}).startswith("grounding: literal (hallucination filter only")
+    assert grounding_label({"grounding": "literal"}).startswith("grounding: literal (hallucination filter:")
     assert "as the model wrote them" in grounding_label({"grounding": "none"})
     assert "before the grounding mode was recorded" in grounding_label({"config": {"verify": True}})  # an old report
     label = grounding_label({"grounding": "literal", "compliance": {"map": {"records": 24, "four_fields": 3, "confidence": 5, "parse_failures": 20}}})
     assert label.endswith("map records with all four fields 3/24, with a confidence 5/24")
-    assert set(GROUNDING) == {"literal", "none", "unrecorded"}
+    assert set(GROUNDING) == {"literal", "none", "unrecorded", "not run"}
+
+
+@pytest.mark.parametrize("strategy, chooser", [
+    ("retrieve", "the model's reduce chose which value"), ("facts", "the model's reduce chose"),
+    ("union", "code took the union"), ("chain", "code followed the chain"), ("count", "code summed"),
+])
+def test_the_label_says_who_chose_the_answer_from_the_strategy_that_ran(strategy, chooser):
+    label = grounding_label({"grounding": "literal", "strategy": strategy})
+    assert f"{chooser}" in label and f"({strategy})" in label
+    assert ("model's" in label.split("; ")[1]) == (strategy in ("retrieve", "facts"))  # code chose for union/chain/count
+    assert set(ANSWERED_BY) == set(STRATEGIES)
+
+
+def test_an_errored_twin_is_not_labelled_as_using_generator_metadata():
+    for recorded in (None, {}):  # what an errored map-reduce item carries
+        label = grounding_label(recorded)
+        assert label.startswith("grounding: not run (the item errored before map-reduce ran")
+        assert "metadata" not in label
 
 
 def test_protocol_compliance_is_counted_per_stage(tok):
