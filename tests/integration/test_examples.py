@@ -18,5 +18,5 @@ def test_the_examples_pass_on_the_scripted_engine(pytester):
     result.assert_outcomes(passed=4)
     out = result.stdout.str()
     rescue = next(ln for ln in out.splitlines() if ln.startswith("map-reduce passes where native fails"))
-    assert "(grounding: literal (hallucination filter only" in rescue and rescue.endswith("): niah_single_1@4K")
+    assert "(grounding: literal (hallucination filter:" in rescue and rescue.endswith("): niah_single_1@4K")
     assert "RULER FAILED" not in out

@@ -76,8 +76,11 @@ def test_failing_item_explains_itself(pytester, xdist):
 
 def test_seeds_and_threshold(pytester):
     result = run(pytester, *SCRIPTED, "--ruler-tasks=cwe", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-seeds=0,5", "--ruler-threshold=0", "-v")
-    result.assert_outcomes(passed=2)  # the oracle cannot do cwe, but threshold 0 passes anything
-    assert "cwe[1024-seed5]" in result.stdout.str()
+    result.assert_outcomes(failed=2)  # the oracle cannot do cwe: 0 is not above the mark 0 (the one pass rule)
+    assert "cwe[1024-seed5]" in result.stdout.str() and "score 0.00 <= threshold 0.00" in result.stdout.str()
+    low = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-seeds=0,5",
+              "--ruler-threshold=99.9")
+    low.assert_outcomes(passed=2)
 
 
 def test_cache_makes_reruns_free_and_no_cache_disables_it(pytester):
@@ -178,7 +181,7 @@ def test_ini_keys_and_per_task_threshold(pytester):
         """
     )
     result = run(pytester)
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=1, failed=1)  # cwe scores 0 with the oracle: not above its mark 0
     thresholds = {i["task"]: i["threshold"] for i in report(pytester, "ini.json")["items"]}
     assert thresholds == {"niah_single_1": 85.6, "cwe": 0.0}
     pytester.makeini("[pytest]\nruler_model = smollm2-135m\nruler_task_thresholds =\n    cwee = 0\n")
@@ -221,11 +224,13 @@ def test_every_option_together_with_and_without_xdist(pytester):
     ]
     pytester.makepyfile("def test_user():\n    assert False\n")  # --ruler-only leaves it out
     first = run(pytester, *common, "--ruler-report=a.json", "--ruler-markdown=a.md")
-    first.assert_outcomes(passed=16)
+    # the oracle answers no QA question: the 8 qa items score 0, not above the mark 0
+    first.assert_outcomes(passed=8, failed=8)
     second = run(pytester, *common, "--ruler-report=b.json", "--ruler-baseline=a.json", "--ruler-baseline-alpha=0.01",
                  "--ruler-baseline-test=fisher", "-n", "2")
-    second.assert_outcomes(passed=16)
-    assert second.ret == 0
+    second.assert_outcomes(passed=8, failed=8)
+    assert second.ret == pytest.ExitCode.TESTS_FAILED
+    assert {i["task"] for i in report(pytester, "b.json")["items"] if not i["passed"]} == {"qa_1", "qa_2"}
     a, b = report(pytester, "a.json"), report(pytester, "b.json")
     key = lambda d: sorted((i["task"], i["length"], i["seed"], i["score"], tuple(sorted(i["depth_scores"].items()))) for i in d["items"])  # noqa: E731
     assert key(a) == key(b) and a["summary"] == b["summary"]
