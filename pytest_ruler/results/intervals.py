@@ -126,7 +126,7 @@ def combine(parts: Sequence[dict[str, Any] | None], weights: Sequence[float] | N
     ``stderr``); ``None`` when any part has none. ``score`` overrides the centre.
     ``stderr`` is the plug-in ``sqrt(sum w^2 SE^2) / sum w``. ``ci95``: with ``strata`` (the
     parts' per-sample scores, in order) the stratified betting interval, valid for bounded
-    scores; without, the normal ``± z * stderr`` (a plug-in, for parts without samples)."""
+    scores; one part: that cell's interval); without, the normal ``± z * stderr`` (a plug-in)."""
     if not parts or any(p is None for p in parts):
         return None
     w = list(weights) if weights is not None else [1.0] * len(parts)
@@ -134,8 +134,11 @@ def combine(parts: Sequence[dict[str, Any] | None], weights: Sequence[float] | N
     centre = math.fsum(wi * p["score"] for wi, p in zip(w, parts)) / total if score is None else score
     se = math.sqrt(math.fsum((wi * p["stderr"]) ** 2 for wi, p in zip(w, parts))) / total
     if strata is not None:
-        low, high = bounded_mean_interval(strata, LEVEL, w)
-        low, high = _around(100 * low, 100 * high, centre)
+        if len(strata) == 1:  # one part: its own interval (Clopper-Pearson for 0/1 scores)
+            low, high = cell_interval(strata[0])["ci95"]
+        else:
+            low, high = (100 * v for v in bounded_mean_interval(strata, LEVEL, w))
+        low, high = _around(low, high, centre)
         return {"score": centre, "stderr": se, "ci95": [low, high]}
     half = z_quantile(0.5 + LEVEL / 2) * se
     return {"score": centre, "stderr": se, "ci95": [max(0.0, centre - half), min(100.0, centre + half)]}

@@ -9,8 +9,8 @@
   is below 5 the normal approximation is poor, and Fisher's exact test is used instead.
 - ``"fisher"``: one-sided Fisher exact test on the 2×2 table of successes and
   failures, i.e. the lower tail of the hypergeometric distribution of the current
-  run's successes given both margins. Exact integers (``math.comb``) for small tables,
-  ``math.lgamma`` in log space for large ones; no scipy.
+  run's successes given both margins: ``scipy.stats.fisher_exact``; the z-test's normal
+  CDF is ``scipy.stats.norm`` (issue 21: they replace hand-written versions).
 - Corrections: ``"holm"`` (Holm's step-down method: controls the family-wise error rate
   like Bonferroni, uniformly more powerful), ``"bonferroni"``, ``"none"``.
 
@@ -21,17 +21,22 @@ Per-sample statistics (scipy.stats, imported on first use):
         discordant ones at 1/2); fractional: the sign-flip permutation test
         (``sign_flip_less``), or the sign test when every non-zero difference is the same
     scores of one cell, threshold ──mean_above_p──► p-value of "mean score > threshold"
-        0/1 scores: exact ``binomtest`` (alternative "greater"); fractional: ``ttest_1samp``,
-        or the binomial test on the rounded successes when the scores do not vary
+        0/1 scores: exact ``binomtest`` (alternative "greater"); fractional: ``bounded_mean_p``
+    0/1 counts ──clopper_pearson──► the exact binomial interval (a 0/1 cell's ``ci95``)
+    strata of scores in [0, 1], weights ──bounded_mean_p / bounded_mean_interval──► p-value /
+        interval of the weighted mean of the strata's means, by betting (Waudby-Smith & Ramdas,
+        "Estimating means of bounded random variables by betting", JRSS-B 2024), valid at any
+        n: a partial-credit cell (one stratum) or a Total, Avg, wAvg (one stratum per cell)
     ``t_quantile`` / ``z_quantile``: Student-t and normal quantiles.
 
 :mod:`pytest_ruler.results.baseline` turns cells into counts and calls these;
 :mod:`pytest_ruler.results.paired` and :mod:`pytest_ruler.results.intervals` call the
 per-sample ones.
 
-Public names: ``CORRECTIONS``, ``TESTS``, ``Paired``, ``adjust``, ``fisher_exact_less``, ``is_binary``,
-``mcnemar_exact_less``, ``mean_above_p``, ``paired_less``, ``t_quantile``, ``two_proportion_z_less``,
-``z_quantile``.
+Public names: ``BET_CLIP``, ``CORRECTIONS``, ``ORDERS``, ``TESTS``, ``Paired``, ``adjust``,
+``bounded_mean_interval``, ``bounded_mean_p``, ``clopper_pearson``, ``fisher_exact_less``, ``is_binary``,
+``mcnemar_exact_less``, ``mean_above_p``, ``paired_less``, ``sign_flip_less``, ``t_quantile``,
+``two_proportion_z_less``, ``z_quantile``.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from dataclasses import dataclass
 
 from ..errors import RulerUsageError
 
-__all__ = ["BET_CLIP", "CORRECTIONS", "TESTS", "Paired", "adjust", "bounded_mean_interval", "bounded_mean_p",
+__all__ = ["BET_CLIP", "CORRECTIONS", "ORDERS", "TESTS", "Paired", "adjust", "bounded_mean_interval", "bounded_mean_p",
            "clopper_pearson", "fisher_exact_less", "is_binary", "mcnemar_exact_less", "mean_above_p", "paired_less",
            "sign_flip_less", "t_quantile", "two_proportion_z_less", "z_quantile"]
 
