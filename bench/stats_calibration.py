@@ -29,9 +29,19 @@ Measured:
    the threshold at every tested length <= L; goal >= 95 %), per task and for the Total,
    including a length whose true score sits exactly on the threshold.
 
+4. Issue 19 (``levels``): each function the plugin now uses against the one it replaced
+   (``before``: the one-sample t-test, the t / Wilson cell intervals, the Total's z-test and
+   z interval, re-implemented here as main had them; ``after``: ``results.stats`` as it is),
+   fed the same simulated scores, at the cases that found the problems: a partial-credit
+   length exactly at the threshold (size of the bound's test, goal <= alpha), scores near
+   100 (coverage of the 95 % intervals, goal >= 0.95, and the share of zero-width ones),
+   a 13-task Total at the threshold (size) and near 100 (coverage), and the power of each
+   test where the truth is above the threshold. Each rate carries its Monte Carlo standard
+   error ``sqrt(r (1 - r) / runs)`` and ``holds``: size <= alpha + 2 SE, coverage >= 0.95 - 2 SE.
+
 Rates carry a 95 % Wilson interval over the simulations (Monte Carlo error).
 
-    python bench/stats_calibration.py [--sims 1000] [--seed 0] [--out bench/results/stats_calibration.json]
+    python bench/stats_calibration.py [--sims 1000] [--level-runs 2000] [--seed 0] [--out bench/results/stats_calibration.json]
 """
 
 from __future__ import annotations
@@ -146,15 +156,135 @@ def bound_coverage(rng: np.random.Generator, sims: int, tasks: dict[str, tuple[l
                 "point_estimate_above_truth": round(point_over[k] / sims, 4)} for k in truth}
 
 
+# --------------------------------------------------------------------------- issue 19: levels
+
+
+def _mc(hits: int, runs: int, goal: str) -> dict:
+    r = hits / runs
+    se = math.sqrt(max(r * (1 - r), 1e-12) / runs)
+    holds = r <= ALPHA + 2 * se if goal == "size" else r >= 0.95 - 2 * se if goal == "coverage" else None
+    return {"rate": round(r, 4), "mc_se": round(se, 4), "runs": runs, **({"holds": bool(holds)} if holds is not None else {})}
+
+
+def _before_p(x: np.ndarray, thr: float) -> float:
+    """main's mean_above_p: exact binomial for 0/1, t-test for partial credit, rounded binomial when flat."""
+    from scipy import stats as st
+    n = len(x)
+    if np.all((x == 0) | (x == 1)) or np.all(x == x[0]):
+        return float(st.binomtest(int(math.floor(x.mean() * n + 0.5)), n, thr, alternative="greater").pvalue)
+    return float(st.ttest_1samp(x, thr, alternative="greater").pvalue)
+
+
+def _before_cell(x: np.ndarray) -> tuple[float, float]:
+    """main's cell interval: Wilson for 0/1, mean +- t * SE clipped for partial credit."""
+    from scipy import stats as st
+    n, m = len(x), float(x.mean())
+    if np.all((x == 0) | (x == 1)):
+        z = norm.ppf(0.975)
+        c = (m + z * z / (2 * n)) / (1 + z * z / n)
+        h = z * math.sqrt(m * (1 - m) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return (0.0 if m == 0 else max(0.0, c - h)), (1.0 if m == 1 else min(1.0, c + h))
+    h = st.t.ppf(0.975, n - 1) * x.std(ddof=1) / math.sqrt(n)
+    return max(0.0, m - h), min(1.0, m + h)
+
+
+def _before_total(cells: list[np.ndarray], thr: float) -> tuple[float, tuple[float, float]]:
+    """main's Total: z-test with the Laplace variance for flat cells; z interval of the plug-in SE."""
+    k, var, var_ci = len(cells), 0.0, 0.0
+    for x in cells:
+        n, v = len(x), float(x.var(ddof=1))
+        var_ci += v / n
+        if v == 0.0:
+            lap = (n * float(x.mean()) + 1) / (n + 2)
+            v = lap * (1 - lap)
+        var += v / n
+    mean = float(np.mean([x.mean() for x in cells]))
+    p = float(norm.sf((mean - thr) / (math.sqrt(var) / k)))
+    h = norm.ppf(0.975) * math.sqrt(var_ci) / k
+    return p, (max(0.0, mean - h), min(1.0, mean + h))
+
+
+def _cell_draw(rng: np.random.Generator, acc: float, n: int, needles: int) -> np.ndarray:
+    return answers(rng, theta_for(acc), rng.normal(0.0, 1.0, (n, needles)))
+
+
+def levels(rng: np.random.Generator, runs: int) -> list[dict]:
+    """Issue 19's cases, before and after (see the module docstring, item 4)."""
+    from pytest_ruler.results.stats import bounded_mean_interval, bounded_mean_p, clopper_pearson, mean_above_p
+
+    thr, out = THRESHOLD / 100, []
+
+    def after_cell(x: np.ndarray) -> tuple[float, float]:
+        if np.all((x == 0) | (x == 1)):
+            return clopper_pearson(int(round(x.sum())), len(x))
+        return bounded_mean_interval([x])
+
+    # per-task bound's test: size on the threshold, power above it (partial credit, 4 needles)
+    for acc, measure in ((0.856, "size"), (0.95, "power")):
+        for n in (20, 50, 100, 500):
+            r = max(200, runs // (5 if n == 500 else 1))
+            hit = {"before": 0, "after": 0}
+            for _ in range(r):
+                x = _cell_draw(rng, acc, n, 4)
+                hit["before"] += _before_p(x, thr) <= ALPHA
+                hit["after"] += mean_above_p(list(x), thr) <= ALPHA
+            out.append({"case": f"task bound test, partial credit, true {100 * acc:g}", "n": n, "measure": measure,
+                        **{k: _mc(v, r, measure) for k, v in hit.items()}})
+    # cell intervals near 100: coverage and zero-width share
+    for needles, accs in ((4, (0.95, 0.99)), (1, (0.99, 0.995))):
+        for acc in accs:
+            for n in (20, 100):
+                cov = {"before": 0, "after": 0}
+                flat = {"before": 0, "after": 0}
+                for _ in range(runs):
+                    x = _cell_draw(rng, acc, n, needles)
+                    for k, (lo, hi) in (("before", _before_cell(x)), ("after", after_cell(x))):
+                        cov[k] += lo <= acc <= hi
+                        flat[k] += hi - lo <= 0
+                out.append({"case": f"cell interval, {'0/1' if needles == 1 else 'partial credit'}, true {100 * acc:g}",
+                            "n": n, "measure": "coverage", **{k: _mc(v, runs, "coverage") for k, v in cov.items()},
+                            "zero_width": {k: round(v / runs, 4) for k, v in flat.items()}})
+    # a 13-task Total: 10 tasks with 0/1 scores, 3 with partial credit
+    kinds = [1] * 10 + [4] * 3
+    offsets = np.linspace(-1, 1, 13)
+    for label, centre, spread, measure in (("at the threshold 85.6", 0.856, 0.08, "size"), ("near 100 (99)", 0.99, 0.009, "coverage"),
+                                           ("above the threshold (90)", 0.90, 0.06, "power")):
+        accs = centre + spread * offsets  # mean exactly centre
+        for n in (20, 50):
+            r = max(200, runs // 4)
+            hit = {"before": 0, "after": 0}
+            flat = {"before": 0, "after": 0}
+            for _ in range(r):
+                cells = [_cell_draw(rng, a, n, k) for a, k in zip(accs, kinds)]
+                bp, bci = _before_total(cells, thr)
+                if measure == "coverage":
+                    lo, hi = bounded_mean_interval(cells)
+                    hit["before"] += bci[0] <= centre <= bci[1]
+                    hit["after"] += lo <= centre <= hi
+                    flat["before"] += bci[1] - bci[0] <= 0
+                    flat["after"] += hi - lo <= 0
+                else:
+                    hit["before"] += bp <= ALPHA
+                    hit["after"] += bounded_mean_p(cells, thr) <= ALPHA
+            row = {"case": f"13-task Total {label}", "n": n, "measure": measure, **{k: _mc(v, r, measure) for k, v in hit.items()}}
+            if measure == "coverage":
+                row["zero_width"] = {k: round(v / r, 4) for k, v in flat.items()}
+            out.append(row)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sims", type=int, default=1000, help="simulations per configuration (>= 200)")
+    ap.add_argument("--level-runs", type=int, default=2000, help="runs per issue-19 case (>= 200)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "stats_calibration.json"))
     ns = ap.parse_args()
     rng = np.random.default_rng(ns.seed)
     t0 = time.perf_counter()
     sims, cov_sims = ns.sims, max(200, ns.sims // 2)
+    level_rows = levels(np.random.default_rng(ns.seed + 19), max(200, ns.level_runs))
+    t_levels = time.perf_counter() - t0
 
     baseline = []
     for label, needles in (("0/1 scores", 1), ("partial credit, 4 needles", 4)):
@@ -178,7 +308,8 @@ def main() -> int:
         "model": f"answer right iff theta - d_q + eps > 0, d_q ~ N(0,1) per question (per needle), eps ~ N(0, {SIGMA}^2) per run",
         "alpha": ALPHA, "threshold": THRESHOLD, "lengths": LENGTHS, "sims": sims, "coverage_sims": cov_sims,
         "seed": ns.seed, "baseline": baseline, "true_curves": {k: v[0] for k, v in curves.items()},
-        "bound_coverage": coverage, "seconds": round(time.perf_counter() - t0, 1),
+        "bound_coverage": coverage, "levels": level_rows, "levels_seconds": round(t_levels, 1),
+        "seconds": round(time.perf_counter() - t0, 1),
     }
     Path(ns.out).parent.mkdir(parents=True, exist_ok=True)
     Path(ns.out).write_text(json.dumps(out, indent=1) + "\n")
@@ -197,6 +328,13 @@ def main() -> int:
             print(f"{design:<22}{k:<16}{(str(true // 1024) + 'K') if true else '<4K':>10}"
                   f"{c['rate']:>10.3f} [{c['ci95'][0]:.3f},{c['ci95'][1]:.3f}]"
                   f"{r['bound_equals_truth']:>15.3f}{r['point_estimate_above_truth']:>15.3f}")
+    print(f"\nissue 19: before (main's t / Wilson / z) -> after (Clopper-Pearson / betting); rate (MC SE); "
+          f"goal: size <= {ALPHA} + 2 SE, coverage >= 0.95 - 2 SE")
+    for r in level_rows:
+        b, a = r["before"], r["after"]
+        zw = f"  zero width {r['zero_width']['before']:.3f} -> {r['zero_width']['after']:.3f}" if "zero_width" in r else ""
+        ok = "" if "holds" not in a else ("  holds" if a["holds"] else "  FAILS")
+        print(f"{r['case']:<48}{r['n']:>5}  {r['measure']:<9}{b['rate']:.3f} ({b['mc_se']:.3f}) -> {a['rate']:.3f} ({a['mc_se']:.3f}){ok}{zw}")
     print(f"\nwrote {ns.out} ({out['seconds']} s)")
     return 0
 

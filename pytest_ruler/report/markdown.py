@@ -13,8 +13,8 @@ row; columns 4K..128K, Avg, wAvg (inc), wAvg (dec), effective length, printed as
 ">128K" is "≥128K" here, over whatever lengths were tested).
 
 With per-sample scores in the report, Table 3 has an "Effective (95% lower bound)"
-column; ``ci=True`` (``--ruler-ci``) writes scores as ``score±SE`` and lists the Total's
-95 % intervals under the table (:mod:`pytest_ruler.results.intervals`).
+column; ``ci=True`` (``--ruler-ci``) writes scores as ``score+a/-b`` (the 95 % interval
+``[score - b, score + a]``) and lists the Total's 95 % intervals under the table (:mod:`pytest_ruler.results.intervals`).
 
 Depths in [0, 1] are read as fractions, larger ones as percentages. Reports without
 depth sweeps render without a depth section.
@@ -202,7 +202,7 @@ def _flag_notes(report: Mapping[str, Any], mode: str) -> list[str]:
 
 
 def _interval_lines(report: Mapping[str, Any], mode: str) -> list[str]:
-    """``--ruler-ci``: what ± means, and the Total's 95 % intervals."""
+    """``--ruler-ci``: what ``+a/-b`` means, and the Total's 95 % intervals."""
     iv = ((report.get("summary") or {}).get(mode) or {}).get("intervals")
     if not iv:
         return ["No per-sample scores in this report: no standard errors or intervals.", ""]
@@ -210,8 +210,10 @@ def _interval_lines(report: Mapping[str, Any], mode: str) -> list[str]:
              for L, v in (iv.get("per_length") or {}).items() if v]
     parts += [f"{name} [{iv[k]['ci95'][0]:.1f}, {iv[k]['ci95'][1]:.1f}]"
               for k, name in (("avg", "Avg"), ("wavg_inc", "wAvg (inc)"), ("wavg_dec", "wAvg (dec)")) if iv.get(k)]
-    lines = ["± is the standard error in points (per cell: the pooled per-sample scores over seeds; "
-             "Total and averages: independent cell means combined). "]
+    lines = ["score+a/-b is the score with its 95% interval [score-b, score+a] in points, valid for scores in [0, 1] "
+             "at any sample size (per cell: Clopper-Pearson for 0/1 scores, a betting interval for partial credit, "
+             "over the pooled per-sample scores of its seeds; Total and averages: a stratified betting interval over "
+             "their independent cells). "]
     if parts:
         lines[0] += "95% intervals of the Total: " + "; ".join(parts) + "."
     return lines + [""]

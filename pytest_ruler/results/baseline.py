@@ -41,9 +41,8 @@ The statistics, in order:
      ``"fisher"``).
    - ``"fisher"``: one-sided Fisher exact test on the 2×2 table of successes and
      failures, i.e. the lower tail of the hypergeometric distribution of the current
-     run's successes given both margins. Computed here with exact integers
-     (``math.comb``) for small tables and with ``math.lgamma`` in log space for large
-     ones; no scipy.
+     run's successes given both margins: scipy's ``fisher_exact`` (``alternative="greater"``
+     on the table ``[[baseline successes, failures], [current successes, failures]]``).
 4. **Multiple comparisons.** With many cells some would cross ``alpha`` by chance, so
    the p-values are adjusted over all compared cells: ``"holm"`` (default; Holm's
    step-down method, which controls the family-wise error rate like Bonferroni but is

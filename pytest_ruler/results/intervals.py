@@ -6,25 +6,32 @@
         per_length (Total), avg, wavg_inc, wavg_dec: {"score", "stderr", "ci95"} | None
     pooled cells, cell scores, threshold ──effective_length_bounds(..., confidence)──► (overall, {task: bound})
 
-Standard errors (Miller, "Adding Error Bars to Evals", arXiv 2411.00640):
+Every score lies in [0, 1] (0/1 for most tasks, partial credit for multi-answer ones), and the
+intervals and tests here are valid for bounded scores at any sample size, not only
+asymptotically (issue 19: the t and z constructions they replace under-covered near 100 %:
+a t interval covered 0.87–0.91 at p = 0.99, n = 20, the Total's z interval 0.73, with zero
+width in 27 % of runs).
 
-- **A cell** (task × length) is the mean over seeds of its items' scores. Its samples are
-  pooled over the seeds: each sample is one question, drawn independently, so the cell's
-  standard error is ``sd / sqrt(n)`` of the pooled per-sample scores (``sd`` with n - 1).
-  No clustered standard error is used: a sample is its own cluster (one question, one
-  score); RULER has no groups of questions sharing a passage within an item. With equal
+- **A cell** (task × length) is the mean over seeds of its items' scores; its samples are
+  pooled over the seeds (each sample is one question, drawn independently; a sample is its
+  own cluster, RULER has no groups of questions sharing a passage within an item). With equal
   samples per seed the pooled mean is the cell's score; otherwise ``score`` is the cell's
-  (the table's number) and the SE the pooled one. The 95 % interval: for 0/1 scores (QA
-  tasks) the Wilson score interval of the pooled counts (it stays inside [0, 100] and is
-  not empty at 0 % or 100 %, where ``sd`` is 0); for fractional scores
-  ``score ± t(0.975, n-1) * SE``, clipped to [0, 100].
+  (the table's number) and the interval the pooled samples'. ``ci95``: for 0/1 scores the
+  Clopper–Pearson interval of the pooled counts (coverage >= 95 % at every p and n; the
+  Wilson interval it replaces covered 0.905 at p = 0.995, n = 20); for partial credit the
+  betting interval :func:`~pytest_ruler.results.stats.bounded_mean_interval` (Waudby-Smith
+  & Ramdas), valid for any scores in [0, 1]; never of zero width (20 scores of 0.75 give
+  about [59, 81]). ``stderr`` is the plug-in standard error ``sd / sqrt(n)`` (``sd`` with
+  n - 1; Miller, arXiv 2411.00640), kept for reference: it is 0 when the scores do not
+  vary, and the interval is the error bar to read.
 - **A Total, Avg, wAvg** is a (weighted) mean of independent cell means (different
-  questions), so ``SE = sqrt(sum w_i^2 SE_i^2) / sum w_i`` and the interval is
-  ``± z(0.975) * SE`` (normal: the sum of many samples). Total at a length weights its
-  tasks equally; Avg its lengths equally; wAvg 1..n / n..1 as in the paper. This is the
-  plug-in SE: where every cell scores 0 % or 100 % it is 0 and the interval has no width
-  (the cells' Wilson intervals are the informative ones there; the bound below does not
-  take a zero variance at face value).
+  questions). ``ci95`` is the stratified betting interval of that weighted mean over all
+  its cells' samples (:func:`~pytest_ruler.results.stats.bounded_mean_interval` with one
+  stratum per cell, weight ``w_L / tasks at L``): valid because the tasks are independent
+  (weighted AM–GM, see its docstring), not because their sum is normal. ``stderr`` is the
+  plug-in ``sqrt(sum w_i^2 SE_i^2) / sum w_i``. Total at a length weights its tasks
+  equally; Avg its lengths equally; wAvg 1..n / n..1 as in the paper.
+- Each interval is widened, if need be, to contain its ``score`` (a superset keeps the level).
 - **No made-up intervals**: a cell with an item without per-sample scores (an older
   report, an errored item) or with fewer than two samples has none (``None``), and
   neither has any Total or average that includes it.
@@ -36,12 +43,13 @@ length in ascending order a one-sided test of "score > threshold" is made at lev
 fixed-sequence procedure: the first true null in the order can be rejected only with
 probability ``alpha``, so the family-wise error is ``alpha`` without splitting it). A
 task's test is :func:`~pytest_ruler.results.stats.mean_above_p` on its pooled samples
-(exact binomial for 0/1 scores). The Total's is a z-test of the mean of the task cells,
-its variance ``sum var_i / n_i / k^2``; a cell whose scores do not vary counts with the
-variance of a 0/1 score at the Laplace estimate ``(n*m + 1) / (n + 2)`` instead of 0 (so
-20 perfect answers are not certainty); a one-task Total uses the task's own test. An
-errored or sample-less cell stops the sequence (no evidence). The bound is never above
-the point estimate's prefix, and so never above the paper's effective length.
+(exact binomial for 0/1 scores, the betting test for partial credit; the t-test it
+replaces had size 0.104 at n = 20). The Total's is the stratified betting test
+:func:`~pytest_ruler.results.stats.bounded_mean_p` over its tasks' cells (the z-test it
+replaces had size 0.059–0.064 with partial-credit tasks in the mix, and took 0 variance
+at face value); a one-task Total uses the task's own test. An errored or sample-less cell
+stops the sequence (no evidence). The bound is never above the point estimate's prefix,
+and so never above the paper's effective length.
 
 Public names: ``LEVEL``, ``cell_interval``, ``combine``, ``effective_length_bounds``,
 ``fixed_sequence_bound``, ``pooled_cells``, ``summary_intervals``.
@@ -53,7 +61,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .stats import is_binary, mean_above_p, t_quantile, z_quantile
+from .stats import bounded_mean_interval, bounded_mean_p, clopper_pearson, is_binary, mean_above_p, z_quantile
 
 __all__ = ["LEVEL", "cell_interval", "combine", "effective_length_bounds", "fixed_sequence_bound", "pooled_cells",
            "summary_intervals"]
@@ -91,41 +99,47 @@ def _mean_sd(scores: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (n - 1))
 
 
-def _wilson(x: int, n: int) -> tuple[float, float]:
-    z = z_quantile(0.5 + LEVEL / 2)
-    p, z2 = x / n, z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (0.0 if x == 0 else max(0.0, centre - half)), (1.0 if x == n else min(1.0, centre + half))
+def _around(low: float, high: float, centre: float) -> tuple[float, float]:
+    return min(low, centre), max(high, centre)
 
 
 def cell_interval(scores: Sequence[float] | None, score: float | None = None) -> dict[str, Any] | None:
     """``{"score", "n", "stderr", "ci95"}`` in points for one cell's pooled per-sample scores
-    (``score``, in points, is the cell's own number; the pooled mean when omitted), or ``None``."""
+    (``score``, in points, is the cell's own number; the pooled mean when omitted), or ``None``.
+    ``ci95``: Clopper–Pearson for 0/1 scores, the betting interval for partial credit."""
     if not scores or len(scores) < 2:
         return None
     n = len(scores)
     mean, sd = _mean_sd(scores)
     centre = mean if score is None else score / 100.0
-    se = sd / math.sqrt(n)
     if is_binary(scores):
-        low, high = _wilson(int(round(mean * n)), n)
+        low, high = clopper_pearson(int(round(mean * n)), n, LEVEL)
     else:
-        half = t_quantile(0.5 + LEVEL / 2, n - 1) * se
-        low, high = max(0.0, centre - half), min(1.0, centre + half)
-    return {"score": 100 * centre, "n": n, "stderr": 100 * se, "ci95": [100 * low, 100 * high]}
+        low, high = bounded_mean_interval([scores], LEVEL)
+    low, high = _around(low, high, centre)
+    return {"score": 100 * centre, "n": n, "stderr": 100 * sd / math.sqrt(n), "ci95": [100 * low, 100 * high]}
 
 
 def combine(parts: Sequence[dict[str, Any] | None], weights: Sequence[float] | None = None,
-            score: float | None = None) -> dict[str, Any] | None:
+            score: float | None = None, strata: Sequence[Sequence[float]] | None = None) -> dict[str, Any] | None:
     """The interval of a weighted mean of independent parts (each with ``score`` and
-    ``stderr``); ``None`` when any part has none. ``score`` overrides the centre."""
+    ``stderr``); ``None`` when any part has none. ``score`` overrides the centre.
+    ``stderr`` is the plug-in ``sqrt(sum w^2 SE^2) / sum w``. ``ci95``: with ``strata`` (the
+    parts' per-sample scores, in order) the stratified betting interval, valid for bounded
+    scores; one part: that cell's interval); without, the normal ``± z * stderr`` (a plug-in)."""
     if not parts or any(p is None for p in parts):
         return None
     w = list(weights) if weights is not None else [1.0] * len(parts)
     total = math.fsum(w)
     centre = math.fsum(wi * p["score"] for wi, p in zip(w, parts)) / total if score is None else score
     se = math.sqrt(math.fsum((wi * p["stderr"]) ** 2 for wi, p in zip(w, parts))) / total
+    if strata is not None:
+        if len(strata) == 1:  # one part: its own interval (Clopper-Pearson for 0/1 scores)
+            low, high = cell_interval(strata[0])["ci95"]
+        else:
+            low, high = (100 * v for v in bounded_mean_interval(strata, LEVEL, w))
+        low, high = _around(low, high, centre)
+        return {"score": centre, "stderr": se, "ci95": [low, high]}
     half = z_quantile(0.5 + LEVEL / 2) * se
     return {"score": centre, "stderr": se, "ci95": [max(0.0, centre - half), min(100.0, centre + half)]}
 
@@ -141,15 +155,29 @@ def summary_intervals(cells: Cells, task_scores: Mapping[str, Mapping[int, float
     by_cell = {t: {L: cell_interval(cells.get(t, {}).get(L), s) for L, s in ls.items()} for t, ls in task_scores.items()}
     in_total = set(by_cell if total_tasks is None else total_tasks)
     lengths = sorted(per_length)
-    totals = {L: combine([by_cell[t][L] for t in by_cell if t in in_total and L in by_cell[t]], score=per_length[L]) for L in lengths}
+    at = {L: [t for t in by_cell if t in in_total and L in by_cell[t]] for L in lengths}
+    totals = {L: combine([by_cell[t][L] for t in at[L]], score=per_length[L], strata=_strata(cells, at[L], L)) for L in lengths}
     n = len(lengths)
     weights = {"avg": [1] * n, "wavg_inc": list(range(1, n + 1)), "wavg_dec": list(range(n, 0, -1))}
     out: dict[str, Any] = {"level": LEVEL, "cells": {t: {str(L): v for L, v in sorted(ls.items())} for t, ls in by_cell.items()},
                            "per_length": {str(L): totals[L] for L in lengths}}
     for key, w in weights.items():
         value = averages.get(key)
-        out[key] = None if value is None or not lengths else combine([totals[L] for L in lengths], w, score=value)
+        if value is None or not lengths or any(totals[L] is None for L in lengths):
+            out[key] = None
+            continue
+        se = combine([totals[L] for L in lengths], w, score=value)
+        strata = [s for L in lengths for s in _strata(cells, at[L], L)]
+        cell_w = [wL / len(at[L]) for wL, L in zip(w, lengths) for _ in at[L]]
+        low, high = bounded_mean_interval(strata, LEVEL, cell_w)
+        low, high = _around(100 * low, 100 * high, value)
+        out[key] = {"score": value, "stderr": se["stderr"], "ci95": [low, high]}
     return out
+
+
+def _strata(cells: Cells, tasks: Sequence[str], length: int) -> list[list[float]] | None:
+    got = [cells.get(t, {}).get(length) for t in tasks]
+    return None if any(not s or len(s) < 2 for s in got) else got
 
 
 def fixed_sequence_bound(p_values: Mapping[int, float | None], alpha: float) -> int | None:
@@ -164,23 +192,12 @@ def fixed_sequence_bound(p_values: Mapping[int, float | None], alpha: float) -> 
     return bound
 
 
-def _total_p(parts: Sequence[tuple[list[float], float]], threshold: float) -> float:
-    """One-sided p of "mean over tasks > threshold" (all in [0, 1]); parts are (scores, cell mean)."""
+def _total_p(parts: Sequence[tuple[list[float], float]], threshold: float, alpha: float) -> float:
+    """One-sided p of "mean over tasks > threshold" (all in [0, 1]); parts are (scores, cell mean).
+    One task: its own test; more: the stratified betting test (see the module docstring)."""
     if len(parts) == 1:
         return mean_above_p(parts[0][0], threshold)
-    k = len(parts)
-    var = 0.0
-    for scores, m in parts:
-        n = len(scores)
-        v = _mean_sd(scores)[1] ** 2 if n > 1 else 0.0
-        if v == 0.0:
-            laplace = (n * m + 1) / (n + 2)
-            v = laplace * (1 - laplace)
-        var += v / n
-    se = math.sqrt(var) / k
-    mean = math.fsum(m for _, m in parts) / k
-    z = (mean - threshold) / se
-    return 0.5 * math.erfc(z / math.sqrt(2.0))
+    return bounded_mean_p([s for s, _ in parts], threshold, alpha=alpha)
 
 
 def effective_length_bounds(cells: Cells, task_scores: Mapping[str, Mapping[int, float]], threshold: float,
@@ -204,5 +221,5 @@ def effective_length_bounds(cells: Cells, task_scores: Mapping[str, Mapping[int,
         if not parts or any(s is None or m is None for s, m in parts):
             total_ps[L] = None
         else:
-            total_ps[L] = _total_p([(s, m / 100.0) for s, m in parts], thr)
+            total_ps[L] = _total_p([(s, m / 100.0) for s, m in parts], thr, alpha)
     return fixed_sequence_bound(total_ps, alpha), per_task

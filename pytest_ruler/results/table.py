@@ -9,9 +9,12 @@ length: the longest tested length scoring above the threshold; ``<4K`` below it 
 every tested length (4K the shortest), ``≥128K`` above it up to the longest tested
 length (the paper's ">128K"). ``Eff.LB``: the effective length's 95 % lower confidence
 bound (:mod:`pytest_ruler.results.intervals`), a column before Effective when the report
-has per-sample scores. ``ci=True`` (``--ruler-ci``) writes each score as ``score±SE``
-(standard error in points; the 95 % intervals are in the JSON's ``intervals``); a score
-without per-sample scores stays bare. ``NOTATION`` says so under every table.
+has per-sample scores. ``ci=True`` (``--ruler-ci``) writes each score with its 95 %
+interval as ``score+a/-b`` (the interval is ``[score - b, score + a]`` in points, one token,
+asymmetric near 0 and 100: ``100.0+0.0/-16.8``; the JSON's ``intervals`` hold the ends); a
+half that rounds to 0.0 but is not 0 is written to two significant digits, so a finite
+sample never shows a zero-width bar. A score without per-sample scores stays bare.
+``NOTATION`` says so under every table.
 
 ``table_notes(report, mode)`` are the lines every renderer prints under a mode's table:
 a Total over fewer tasks than the table shows (the tasks tested at every length, see
@@ -34,7 +37,7 @@ __all__ = ["NOTATION", "TASK_ORDER", "Table", "format_effective_length", "format
 NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
             "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length; "
             "Eff.LB: its 95% lower confidence bound (above the threshold at every length up to it); "
-            "--ruler-ci: score±standard error")
+            "--ruler-ci: score+a/-b, its 95% interval [score-b, score+a]")
 
 #: the paper's row order for the 13 standard tasks; other tasks follow in report order
 TASK_ORDER = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
@@ -51,10 +54,20 @@ def format_effective_length(n: int | None, lengths: Sequence[int] = ()) -> str:
     return format_length(n)
 
 
+def _half(v: float) -> str:
+    v = max(0.0, v)
+    text = f"{v:.1f}"
+    return f"{v:.2g}" if text == "0.0" and v > 0 else text
+
+
 def _score(x: Any, ci: Mapping[str, Any] | None = None) -> str:
+    """A score to one decimal; with ``ci`` its 95 % interval as ``+a/-b`` (see the module docstring)."""
     if not isinstance(x, (int, float)) or isinstance(x, bool):
         return "n/a"
-    return f"{x:.1f}±{ci['stderr']:.1f}" if ci else f"{x:.1f}"
+    if not ci:
+        return f"{x:.1f}"
+    low, high = ci["ci95"]
+    return f"{x:.1f}+{_half(high - x)}/-{_half(x - low)}"
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,19 @@ whatever sample the run stops — an anytime-valid guarantee, unlike peeking at 
 fixed-sample test. When neither side decides, the item runs to ``--ruler-samples``
 and is graded as usual.
 
-Batches: scores arrive one engine call at a time (``batch_size``); the bets inside
-a batch use only scores from earlier batches and earlier samples of the same
-batch, in sample order, so the result does not depend on how samples were batched.
+Batches, and what the verdict rests on (issue 19): scores arrive one engine call at a
+time (``batch_size``), and every sample of a batch is graded. So the martingales take
+*every* score of the batch (the bets inside it still use only earlier scores, in sample
+order: the wealth after a given set of samples does not depend on the batching), and
+the verdict is looked at only at the end of a batch, on all the samples answered so far:
+the samples the item is graded on are exactly the ones the verdict rests on (before,
+the item stopped "below 85.6 after 9 samples" while its 50 graded samples scored 86.0
+and passed). Still valid: the batch ends are fixed in advance, so checking only there
+is a stopping time of the same supermartingales, and ``P(K >= 2/alpha at some batch
+end) <= P(sup_t K_t >= 2/alpha) <= alpha / 2``. A verdict also needs the graded mean on
+its side ("pass": the mean of the samples so far at or above ``p0``, "fail": below it):
+this only removes stops, so it keeps the guarantee, and a stopped item's grade always
+agrees with its verdict.
 
 Public names: ``ALPHA``, ``SequentialTest``, ``batch_size``.
 """
@@ -36,6 +46,7 @@ __all__ = ["ALPHA", "CLIP", "SequentialTest", "batch_size"]
 
 ALPHA = 0.05  # the chance of a wrong early verdict, both sides together
 CLIP = 0.8  # a bet never risks more than 80 % of the current wealth
+_TIE = 1e-9  # the graded score is computed apart from this mean: keep clear of a float tie at p0
 
 
 def batch_size(samples: int) -> int:
@@ -68,28 +79,31 @@ class SequentialTest:
         return up, down
 
     def update(self, scores: Iterable[float]) -> str | None:
-        """Add scores in sample order; return "pass" or "fail" once the verdict is clear."""
-        bound = math.log(2 / self.alpha)
+        """Add one batch of scores, in sample order, all of them; at its end, return "pass" or
+        "fail" once the verdict is clear on the samples so far (None while it is not)."""
+        if self.decision is not None:
+            return self.decision
         for x in scores:
-            if self.decision is not None:
-                break
             up, down = self._bets()
             self.log_pass += math.log1p(up * (x - self.p0))
             self.log_fail += math.log1p(down * (self.p0 - x))
             self.n += 1
             self.total += x
             self.squares += x * x
-            if self.log_pass >= bound:
-                self.decision = "pass"
-            elif self.log_fail >= bound:
-                self.decision = "fail"
+        bound = math.log(2 / self.alpha)
+        mean = self.total / self.n if self.n else self.p0
+        if self.log_pass >= bound and mean >= self.p0 + _TIE:
+            self.decision = "pass"
+        elif self.log_fail >= bound and mean < self.p0 - _TIE:
+            self.decision = "fail"
         return self.decision
 
     def reason(self, planned: int, used: int | None = None) -> str:
         """Why the item stopped early, in words, for the result and the report (``used``: samples
-        answered, whole batches, which can be more than the ``n`` the verdict needed)."""
+        answered; the verdict is taken on all of them, so it is ``n`` in the runner)."""
         side = "above" if self.decision == "pass" else "below"
         used = self.n if used is None else used
+        evidence = math.exp(self.log_pass if self.decision == "pass" else self.log_fail)
         return (f"sequential: the score is {side} the threshold {100 * self.p0:g} with {100 * (1 - self.alpha):g}% "
-                f"anytime-valid confidence after {self.n} samples ({used} of {planned} answered; betting test, "
-                f"evidence {math.exp(max(self.log_pass, self.log_fail)):.0f} >= {2 / self.alpha:g})")
+                f"anytime-valid confidence after {self.n} samples ({used} of {planned} answered and graded; "
+                f"betting test, evidence {evidence:.0f} >= {2 / self.alpha:g})")

@@ -9,7 +9,10 @@ import pytest
 
 from pytest_ruler.results import ItemResult, gate, summarize_results
 from pytest_ruler.results.intervals import cell_interval, combine, effective_length_bounds, fixed_sequence_bound, pooled_cells
-from pytest_ruler.results.stats import mcnemar_exact_less, mean_above_p, paired_less, t_quantile, z_quantile
+from hypothesis import given, settings, strategies as st
+
+from pytest_ruler.results.stats import (bounded_mean_interval, bounded_mean_p, clopper_pearson, mcnemar_exact_less,
+                                        mean_above_p, paired_less, t_quantile, z_quantile)
 from pytest_ruler.results.table import format_text, table3
 from pytest_ruler.report.markdown import markdown
 
@@ -70,10 +73,26 @@ def test_exact_mcnemar_is_the_binomial_tail_at_one_half():
     assert mcnemar_exact_less(0, 5) == 1.0 and mcnemar_exact_less(0, 0) == 1.0
 
 
-def test_wilson_interval_newcombe_example():
-    # Newcombe (1998), Stat Med 17:857, example 81/263: Wilson 0.2553 to 0.3662
+def test_clopper_pearson_interval_newcombe_examples():
+    # Newcombe (1998), Stat Med 17:857, Table I, method 5 ("exact"): 81/263 0.2527 to 0.3676,
+    # 15/148 0.0578 to 0.1617; at 0/n and n/n the ends are closed forms
     ci = cell_interval(scores(81, 263))["ci95"]
-    assert ci == [pytest.approx(25.53, abs=0.01), pytest.approx(36.62, abs=0.01)]
+    assert ci == [pytest.approx(25.27, abs=0.01), pytest.approx(36.76, abs=0.01)]
+    assert clopper_pearson(15, 148) == (pytest.approx(0.0578, abs=1e-4), pytest.approx(0.1617, abs=1e-4))
+    assert clopper_pearson(20, 20) == (pytest.approx(0.025 ** (1 / 20)), 1.0)
+    assert clopper_pearson(0, 20) == (0.0, pytest.approx(1 - 0.025 ** (1 / 20)))
+
+
+@pytest.mark.parametrize("p", [0.95, 0.99, 0.995, 0.999])
+def test_a_binary_cells_interval_covers_near_100_at_any_n(p):
+    """Exact coverage (summed over every count): the Wilson interval covered 0.905 at p = 0.995, n = 20."""
+    for n in (20, 50):
+        covered = 0.0
+        for x in range(n + 1):
+            low, high = cell_interval(scores(x, n))["ci95"]
+            if low <= 100 * p <= high:
+                covered += math.comb(n, x) * p ** x * (1 - p) ** (n - x)
+        assert covered >= 0.95
 
 
 def test_mean_above_threshold_exact_binomial():
@@ -84,21 +103,59 @@ def test_mean_above_threshold_exact_binomial():
 
 def test_mean_above_threshold_fractional():
     s = [1.0, 0.75, 1.0, 1.0, 0.5, 1.0, 1.0, 0.75] * 5
-    p = mean_above_p(s, 0.8)
-    assert 0.0 < p < 0.05  # mean 0.875, sd 0.18, n 40: t = 2.6
-    assert mean_above_p([0.75] * 50, 0.7) == pytest.approx(binom_upper(38, 50, 0.7), rel=1e-9)  # no variance: rounded binomial
+    assert mean_above_p(s, 0.8) == bounded_mean_p([s], 0.8)  # partial credit: the betting test
+    assert 0.0 < mean_above_p(s * 5, 0.8) < 0.01  # mean 0.875, sd 0.18: clear at n = 200
+    assert mean_above_p(s * 5, 0.875) > 0.5 and mean_above_p(s, 0.95) == 1.0  # no evidence against the truth
+    ps = [mean_above_p(s * 3, t) for t in (0.5, 0.7, 0.8, 0.85)]
+    assert ps == sorted(ps)  # a higher threshold is harder to clear
+    assert 0.0 < mean_above_p([0.75] * 200, 0.7) < 0.05  # no variance is evidence, but not certainty
+    assert mean_above_p([0.75] * 5, 0.7) > 0.05
+
+
+def test_the_partial_credit_test_holds_its_level_on_left_skewed_scores():
+    """Issue 19: the t-test's size at a true mean on the threshold was 0.104 at n = 20 (0.16 here)."""
+    import numpy as np
+
+    values, probs = np.array([1.0, 0.75, 0.5, 0.0]), np.array([0.75, 0.13, 0.05, 0.07])
+    mean = float(values @ probs)
+    draws = np.random.default_rng(1).choice(values, p=probs, size=(1000, 20))
+    size = np.mean([mean_above_p(list(x), mean) <= 0.05 for x in draws])
+    assert size <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)
+
+
+def test_betting_intervals_cover_bounded_means_near_100():
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    values, probs = np.array([1.0, 0.75, 0.5]), np.array([0.97, 0.02, 0.01])
+    mean = float(values @ probs)  # 0.99
+    draws = rng.choice(values, p=probs, size=(300, 20))
+    covered = [lo <= mean <= hi for lo, hi in (bounded_mean_interval([list(x)]) for x in draws)]
+    assert np.mean(covered) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 300)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=2, max_size=60))
+def test_a_cells_interval_is_never_a_point_and_holds_its_score(xs):
+    iv = cell_interval(xs)
+    low, high = iv["ci95"]
+    assert 0.0 <= low <= iv["score"] <= high <= 100.0 and high - low > 1.0
 
 
 # ------------------------------------------------------------------ error bars
 
 
-def test_cell_interval_fractional_is_a_t_interval():
+def test_cell_interval_fractional_is_the_betting_interval():
     s = [0.5, 0.75, 1.0, 0.25, 1.0]
-    mean, sd = 0.7, math.sqrt(sum((x - 0.7) ** 2 for x in s) / 4)
+    sd = math.sqrt(sum((x - 0.7) ** 2 for x in s) / 4)
     iv = cell_interval(s)
-    assert iv["n"] == 5 and iv["stderr"] == pytest.approx(100 * sd / math.sqrt(5))
-    half = t_quantile(0.975, 4) * sd / math.sqrt(5)
-    assert iv["ci95"] == [pytest.approx(100 * (mean - half)), pytest.approx(min(100.0, 100 * (mean + half)))]
+    assert iv["n"] == 5 and iv["stderr"] == pytest.approx(100 * sd / math.sqrt(5))  # the plug-in SE, for reference
+    low, high = bounded_mean_interval([s])
+    assert iv["ci95"] == [pytest.approx(100 * low), pytest.approx(100 * high)]
+    flat = cell_interval([0.75] * 20)  # issue 19: no variance gave a zero-width interval
+    assert flat["stderr"] == 0.0 and 55 < flat["ci95"][0] < 75 < flat["ci95"][1] < 90
+    # a wider interval for fewer samples; a stable order effect (the samples' order is averaged over)
+    assert cell_interval(s * 10)["ci95"][0] > low * 100 and abs(bounded_mean_interval([sorted(s * 10)])[0] - bounded_mean_interval([s * 10])[0]) < 0.05
 
 
 def test_no_made_up_intervals():
@@ -133,7 +190,20 @@ def test_summary_intervals_pool_seeds_and_combine_cells():
     assert total["stderr"] == pytest.approx(math.hypot(a["stderr"], iv["cells"]["b"]["1024"]["stderr"]) / 2)
     assert iv["avg"]["stderr"] == pytest.approx(math.hypot(total["stderr"], iv["per_length"]["2048"]["stderr"]) / 2)
     assert iv["wavg_inc"]["score"] == pytest.approx(s["wavg_inc"])
-    assert iv["cells"]["b"]["2048"]["ci95"][1] == 100.0 and iv["cells"]["b"]["2048"]["ci95"][0] < 90  # Wilson at 20/20
+    assert iv["cells"]["b"]["2048"]["ci95"] == [pytest.approx(100 * 0.025 ** (1 / 20)), 100.0]  # Clopper-Pearson at 20/20
+    strata = [list(pooled), [1.0, 0.5, 0.75, 1.0] * 5]
+    assert total["ci95"] == [pytest.approx(100 * v) for v in bounded_mean_interval(strata)]
+    assert total["ci95"][0] < total["score"] < total["ci95"][1]
+
+
+def test_the_totals_interval_near_100_is_not_a_point():
+    """Issue 19: 13 perfect cells gave the Total a zero-width z interval (100.0±0.0)."""
+    results = [item(f"t{i}", 1024, scores(20, 20)) for i in range(13)]
+    s = summarize_results(results, 85.6)
+    total = s["intervals"]["per_length"]["1024"]
+    assert total["stderr"] == 0.0 and 90.0 < total["ci95"][0] < 100.0 == total["ci95"][1]
+    assert s["intervals"]["avg"]["ci95"] == total["ci95"]
+    assert s["effective_length_bound"] == 1024  # 260 perfect answers over 13 independent tasks: clear
 
 
 def test_an_errored_or_scoreless_item_gives_its_cell_no_interval():
@@ -192,6 +262,22 @@ def test_a_few_perfect_answers_are_not_certainty_in_the_total():
     assert s["effective_length"] == 1024 and s["effective_length_bound"] is None
 
 
+def test_the_totals_test_holds_its_level_with_partial_credit_in_the_mix():
+    """Issue 19: the z-test's size was 0.059-0.064 at a true Total of 85.6. Here: one 0/1 task
+    and one partial-credit task whose means average exactly the threshold."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    values, probs = np.array([1.0, 0.75, 0.5, 0.0]), np.array([0.75, 0.13, 0.05, 0.07])  # mean 0.8725
+    binary_p = 2 * 0.856 - float(values @ probs)
+    rejected = 0
+    for _ in range(400):
+        a = list(rng.choice(values, p=probs, size=50))
+        b = list((rng.random(50) < binary_p).astype(float))
+        rejected += bounded_mean_p([a, b], 0.856) <= 0.05
+    assert rejected / 400 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 400)
+
+
 def test_no_bound_past_an_errored_length():
     results = [item("a", 1024, scores(50, 50)), item("a", 2048, (), error="boom"), item("a", 4096, scores(50, 50))]
     s = summarize_results(results, 85.6)
@@ -235,10 +321,12 @@ def test_table_bound_column_and_standard_errors():
     assert t.header[-2:] == ["Eff.LB", "Effective"]
     assert t.rows[0][-2:] == ["2K", "≥8K"] and t.rows[-1][-2:] == ["2K", "≥8K"]
     plain = format_text(t)
-    assert "±" not in "\n".join(plain)
+    assert "+" not in "\n".join(plain)
     ci = table3(report, ci=True)
-    se = report["summary"]["native"]["intervals"]["cells"]["a"]["2048"]["stderr"]
-    assert ci.rows[0][2] == f"96.0±{se:.1f}" and ci.rows[0][1] == "100.0±0.0"
+    low, high = report["summary"]["native"]["intervals"]["cells"]["a"]["2048"]["ci95"]
+    assert ci.rows[0][2] == f"96.0+{high - 96.0:.1f}/-{96.0 - low:.1f}"
+    perfect = report["summary"]["native"]["intervals"]["cells"]["a"]["1024"]["ci95"]
+    assert ci.rows[0][1] == f"100.0+0.0/-{100 - perfect[0]:.1f}" != "100.0+0.0/-0.0"  # issue 19: never a zero-width bar
     assert all(" " not in c for row in ci.rows for c in row)  # one token per cell (the terminal splits on spaces)
     old = _report([ItemResult(task="a", length=1024, seed=0, mode="native", samples=10, score=100.0, threshold=85.6,
                               passed=True, nulls=0, seconds=0.0)])
@@ -248,9 +336,16 @@ def test_table_bound_column_and_standard_errors():
 def test_markdown_shows_the_bound_and_intervals_on_request():
     report = _report(CRAFTED)
     md = markdown(report)
-    assert "Effective (95% lower bound)" in md and "±" not in md
+    assert "Effective (95% lower bound)" in md and "+0.0/-" not in md
     md_ci = markdown(report, ci=True)
-    assert "| a | 100.0±0.0 | 96.0±" in md_ci and "95% intervals of the Total: 1K [" in md_ci
+    assert "| a | 100.0+0.0/-7.1 | 96.0+" in md_ci and "95% intervals of the Total: 1K [92.9, 100.0]" in md_ci
+
+
+def test_a_tiny_interval_half_is_not_printed_as_zero():
+    from pytest_ruler.results.table import _score
+
+    assert _score(100.0, {"ci95": [99.993, 100.0]}) == "100.0+0.0/-0.007"
+    assert _score(50.0, {"ci95": [45.0, 56.25]}) == "50.0+6.2/-5.0" and _score(50.0) == "50.0"
 
 
 def test_plots_draw_interval_bands(tmp_path):
