@@ -284,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("report", metavar="REPORT.json")
     r.add_argument("--out", help="folder for REPORT.md and the plots (default: next to the JSON)")
     r.add_argument("--no-plots", action="store_true", help="write only the Markdown table")
-    r.add_argument("--ci", action="store_true", help="show score ± standard error in the tables (as --ruler-ci)")
+    r.add_argument("--ci", action="store_true", help="show each score's 95%% interval (score+a/-b) in the tables (as --ruler-ci)")
     r.set_defaults(func=_cmd_report)
 
     gt = sub.add_parser("gate", help="apply the release gate to a saved JSON report (the plugin's verdict and exit codes)")
