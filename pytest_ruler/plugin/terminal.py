@@ -4,7 +4,8 @@
 suite is active. It builds the items, collects every item's result from its
 test report (so the controller of an xdist run sees all workers' results the
 same way a single process does), prints the summary and writes the report —
-on the controller only.
+on the controller only. The report's ``provenance`` (time, versions, the scrubbed
+command line, the git commit of the rootdir) is from ``report.provenance``.
 
 Public names: ``RulerPlugin``, ``header_lines``, ``Registry``.
 """
@@ -220,7 +221,8 @@ class RulerPlugin:
             task_thresholds=dict(c.task_thresholds),
             results=self.results,
             extra={"chat_template": self._attempt("chat template", lambda: rs.frame.name), "samples_per_item": c.samples,
-                   "seeds": list(c.seeds), "preset": c.preset},
+                   "seeds": list(c.seeds), "preset": c.preset,
+                   "provenance": self._attempt("provenance", self._provenance)},
             complete=complete,
         )
         report["items_expected"] = len(self.expected)
@@ -252,6 +254,11 @@ class RulerPlugin:
         self._attempt("GitHub Actions output", lambda: github_output(report, self.verdict_lines, self._say, errors=self.errors))
         if (self.failures or self.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _provenance(self) -> dict:
+        from ..report.provenance import provenance
+
+        return provenance(self.config.rootpath)
 
     def _verdict(self, report: dict) -> Any:
         from ..results import gate
