@@ -1,7 +1,8 @@
 """What the run shows and writes: header, per-item results, Table 3, the JSON report.
 
 ``RulerPlugin`` is registered by ``plugin.pytest_configure`` only when the
-suite is active. It builds the items, collects every item's result from its
+suite is active. It builds the items (none with ``--ruler-no-suite``: then only
+the user's own tests run, with fixtures, engine, gate and report as usual), collects every item's result from its
 test report (so the controller of an xdist run sees all workers' results the
 same way a single process does), prints the summary and writes the report —
 on the controller only. The report's ``provenance`` (time, versions, the scrubbed
@@ -111,6 +112,8 @@ class RulerPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
+        if self.rs.config.no_suite:  # --ruler-no-suite: only the user's own tests (fixtures, engine, gate, report)
+            return
         ruler_items = make_items(session, self.rs)
         if self.rs.config.only:
             others = [i for i in items if i not in ruler_items]
