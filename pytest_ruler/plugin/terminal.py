@@ -56,10 +56,13 @@ def _count(n: int, noun: str) -> str:
 
 def header_lines(rs: RulerSession) -> list[str]:
     c = rs.config
+    suite = (f"ruler: {_count(len(c.tasks), 'task')} x {_count(len(c.lengths), 'length')} ({', '.join(format_length(L) for L in c.lengths)}) "
+             f"x {_count(len(c.seeds), 'seed')}, {_count(c.samples, 'sample')} per item, threshold {c.threshold}")
+    if c.no_suite:
+        suite = f"ruler: standard suite not collected (--ruler-no-suite): only your own tests run, threshold {c.threshold}"
     lines = [
         f"ruler: model={c.model} backend={rs.backend} tokenizer={rs.tokenizer.name}",
-        f"ruler: {_count(len(c.tasks), 'task')} x {_count(len(c.lengths), 'length')} ({', '.join(format_length(L) for L in c.lengths)}) "
-        f"x {_count(len(c.seeds), 'seed')}, {_count(c.samples, 'sample')} per item, threshold {c.threshold}",
+        suite,
         f"ruler: cache {'off' if c.no_cache or rs.cache_dir is None else rs.cache_dir}",
     ]
     frame = rs.frame
@@ -154,6 +157,7 @@ class RulerPlugin:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list) -> None:
         # the controller collects nothing itself: its workers tell it what will run
         self.expected = {i for i in ids if parse_item_name(i) is not None}
+        self.rs.notify = self._say
         self._say_estimate()
 
     def _budget(self, nodeid: str) -> int:
@@ -174,7 +178,7 @@ class RulerPlugin:
                 f"({_count(self.rs.config.samples, 'sample')} x length per item: an upper bound, every prompt is filled up to its length)")
         if twins:
             line += f"; {_count(twins, 'map-reduce twin')} read about as many again in chunks, plus their instructions"
-        self._say(line + "; an ETA follows the first item")
+        self.rs.say(line + "; an ETA follows the first item")  # through the session: the progress lines count it
 
     def _say_eta(self) -> None:
         """Once, after the first item that read prompts: the run's ETA from the seconds per prompt token so far.
@@ -194,7 +198,7 @@ class RulerPlugin:
         per_token = elapsed / tokens
         remaining = per_token * sum(self._budget(i) for i in left) * min(1.0, tokens / done_budget)
         clock = time.strftime("%H:%M", time.localtime(time.time() + remaining))
-        self._say(f"ruler: ETA {clock} (about {_duration(remaining)} more for {_count(len(left), 'item')}, "
+        self.rs.say(f"ruler: ETA {clock} (about {_duration(remaining)} more for {_count(len(left), 'item')}, "
                   f"at {per_token * 1000:.3g} ms per prompt token so far)")
 
     def _say(self, line: str) -> None:

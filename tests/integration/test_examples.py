@@ -5,6 +5,7 @@ example's own docstring, so a command that stops working fails here."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -63,3 +64,19 @@ def test_custom_task_script_makes_a_missing_output_folder(tmp_path):
     assert "Traceback" not in done.stderr
     lines = out.read_text().splitlines()
     assert len(lines) == 5 and done.stdout.strip() == f"wrote 5 samples of niah_8keys to {out}"
+
+
+def test_the_readme_own_tests_example_runs_as_written(pytester):
+    """The README's *Your own tests* block and its command: only those tests run (--ruler-no-suite)."""
+    section = (EXAMPLES.parent / "README.md").read_text().split("### Your own tests", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    command = re.search(r"```bash\n(pytest [^\n#]*)", section).group(1)
+    name = re.search(r"# (\S+\.py)", code).group(1)
+    (pytester.path / name).write_text(code)
+    args = shlex.split(command)[1:]
+    assert args[0] == name and "--ruler-no-suite" in args
+    result = run(pytester, *args, *AS_EMBEDDED, "--ruler-report=r.json")
+    result.assert_outcomes(passed=2)
+    assert "ruler::" not in result.stdout.str()
+    items = json.loads((pytester.path / "r.json").read_text())["items"]
+    assert max(i["length"] for i in items) <= 8192  # within the embedded model's window

@@ -27,6 +27,7 @@ def test_only_the_users_tests_run_with_the_plugin_configured(pytester, xdist):
     assert result.ret == pytest.ExitCode.OK
     out = result.stdout.str()
     assert "ruler::" not in out and "exceed" not in out
+    assert "ruler: standard suite not collected (--ruler-no-suite): only your own tests run, threshold 85.6" in out
     assert "gate PASSED: effective length 1K (required 1K)" in out
     data = report(pytester)
     assert [(i["task"], i["length"]) for i in data["items"]] == [("niah_single_1", 1024)]
