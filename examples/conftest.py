@@ -2,7 +2,10 @@
 
 Run the examples with the embedded model:
 
-    pytest examples --ruler-model=smollm2-135m --ruler-tasks=vt --ruler-lengths=1k --ruler-samples=3
+    pytest examples --ruler-model=smollm2-135m --ruler-tasks=niah_single_1 --ruler-lengths=1k --ruler-samples=3
+
+(the suite's one item, niah_single_1 at 1K, beside the folder's own tests; each test
+sets the lengths it needs, so every file also runs alone with --ruler-no-suite)
 """
 
 from pytest_ruler import make_task

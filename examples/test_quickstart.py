@@ -1,6 +1,6 @@
 """User tests with the `ruler` fixture and marker.
 
-    pytest examples --ruler-model=smollm2-135m --ruler-tasks=vt --ruler-lengths=1k --ruler-samples=3
+    pytest examples --ruler-model=smollm2-135m --ruler-tasks=niah_single_1 --ruler-lengths=1k --ruler-samples=3
 
 Without --ruler-model these tests skip with a message.
 """

@@ -111,6 +111,7 @@ _OPTIONS: tuple[Option, ...] = (
     Option("cache-dir", "prediction cache folder (default: inside pytest's cache dir)", parse_path, metavar="DIR"),
     Option("no-cache", "do not read or write the prediction cache", parse_flag, flag=True),
     Option("only", "run only the RULER items, not the other collected tests", parse_flag, flag=True),
+    Option("no-suite", "do not add the standard suite's items: run only your own tests, with the plugin configured", parse_flag, flag=True),
     Option("max-model-len", "raise the engine's context limit explicitly (prompts are never truncated)", parse_length, metavar="LEN"),
     Option("dtype", "model dtype: auto, float32, bfloat16, float16", default="auto"),
     Option("device", "hf engine device: auto, cpu, cuda, cuda:N", default="auto"),
@@ -216,6 +217,7 @@ class RulerConfig:
     cache_dir: Path | None = None
     no_cache: bool = False
     only: bool = False
+    no_suite: bool = False  # --ruler-no-suite: the plugin is configured, the standard suite is not collected
     max_model_len: int | None = None
     dtype: str = "auto"
     device: str = "auto"
@@ -295,6 +297,9 @@ def build_config(config: Any) -> RulerConfig:
     if run.get("sequential") and run.get("batch_items", 1) > 1:
         raise RulerUsageError("--ruler-batch-items", run["batch_items"], "--ruler-sequential decides item by item from its "
                               "own answers, so items cannot share engine calls: drop one of the two options")
+    if run.get("only") and run.get("no_suite"):
+        raise RulerUsageError("--ruler-no-suite", True, "--ruler-only runs just the standard suite and --ruler-no-suite "
+                              "leaves it out, so together nothing would run: drop one of the two options")
     chat = run["chat_template"]
     if chat not in ("auto", "none", "base") and not Path(chat).expanduser().is_file():
         raise RulerUsageError("--ruler-chat-template", chat, "use auto (the model's own), none (base prompts) or a path to a Jinja file")

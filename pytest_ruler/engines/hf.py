@@ -17,6 +17,10 @@ Options (``EngineConfig.options``): declared in ``OPTIONS`` (coerced by
 :mod:`.options`). The ``batch_size`` default, 4 on CPU, is measured: an
 item's prompts have nearly equal lengths, so padding is small (0.88x the
 one-by-one time at 1K with identical answers, see bench/engine_overhead.py).
+
+Progress inside a batch: when the session sets ``on_progress`` for a call,
+each sub-batch reports its start and every decoding step to it (a
+``StoppingCriteria`` that never stops), so a long batch shows how far it is.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
@@ -223,6 +227,9 @@ class HFEngine:
     """Greedy generation with transformers (see the module docstring)."""
 
     name = "hf"
+    # set by the session for one generate call (Progress.working): called when a sub-batch starts
+    # and at each decoding step with (prompts, their prompt tokens, new tokens each, most new tokens)
+    on_progress: Callable[[int, int, int, int], None] | None = None
 
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
@@ -330,6 +337,7 @@ class HFEngine:
         try:
             with torch.inference_mode():
                 out = self.model.generate(
+                    **self._steps(batch, width, max_new),
                     input_ids=ids.to(self.device),
                     attention_mask=mask.to(self.device),
                     max_new_tokens=max_new,
@@ -360,6 +368,25 @@ class HFEngine:
                     text, finish = text[:cut], "stop"
             completions.append(Completion(text, r.prompt_tokens, len(new), finish, seconds))
         return completions
+
+    def _steps(self, batch: Sequence[GenerationRequest], width: int, max_new: int) -> dict[str, Any]:
+        """``generate`` keywords that report each decoding step to ``on_progress`` (none without it)."""
+        report = self.on_progress
+        if report is None:
+            return {}
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        prompt_tokens = sum(r.prompt_tokens for r in batch)
+
+        class _Step(StoppingCriteria):  # never stops anything: it only reports
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                import torch
+
+                report(len(batch), prompt_tokens, int(input_ids.shape[-1]) - width, max_new)
+                return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
+        report(len(batch), prompt_tokens, 0, max_new)
+        return {"stopping_criteria": StoppingCriteriaList([_Step()])}
 
     def close(self) -> None:
         self.model = None

@@ -1,10 +1,14 @@
 """What the run shows and writes: header, per-item results, Table 3, the JSON report.
 
 ``RulerPlugin`` is registered by ``plugin.pytest_configure`` only when the
-suite is active. It builds the items, collects every item's result from its
+suite is active. It builds the items (none with ``--ruler-no-suite``: then only
+the user's own tests run, with fixtures, engine, gate and report as usual), collects every item's result from its
 test report (so the controller of an xdist run sees all workers' results the
 same way a single process does), prints the summary and writes the report —
-on the controller only.
+on the controller only. When the items are known it says the run's prompt tokens
+(an upper bound: samples x length per item), and after the first item that read
+prompts an ETA for the rest (seconds per prompt token so far). The report's ``provenance`` (time, versions, the scrubbed
+command line, the git commit of the rootdir) is from ``report.provenance``.
 
 Public names: ``RulerPlugin``, ``header_lines``, ``Registry``.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -36,16 +41,28 @@ def _short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def header_lines(rs: RulerSession) -> list[str]:
     c = rs.config
+    suite = (f"ruler: {_count(len(c.tasks), 'task')} x {_count(len(c.lengths), 'length')} ({', '.join(format_length(L) for L in c.lengths)}) "
+             f"x {_count(len(c.seeds), 'seed')}, {_count(c.samples, 'sample')} per item, threshold {c.threshold}")
+    if c.no_suite:
+        suite = f"ruler: standard suite not collected (--ruler-no-suite): only your own tests run, threshold {c.threshold}"
     lines = [
         f"ruler: model={c.model} backend={rs.backend} tokenizer={rs.tokenizer.name}",
-        f"ruler: {_count(len(c.tasks), 'task')} x {_count(len(c.lengths), 'length')} ({', '.join(format_length(L) for L in c.lengths)}) "
-        f"x {_count(len(c.seeds), 'seed')}, {_count(c.samples, 'sample')} per item, threshold {c.threshold}",
+        suite,
         f"ruler: cache {'off' if c.no_cache or rs.cache_dir is None else rs.cache_dir}",
     ]
     frame = rs.frame
@@ -92,6 +109,9 @@ class RulerPlugin:
         self.written: list = []  # files written at the end (report, Markdown, plots)
         self.shown_failures: list[str] = []  # failures a verdict line already states (printed once)
         self.skipped: list[dict[str, Any]] = []  # suite items that were skipped, with their reasons
+        self.started: float | None = None  # when the items were known (the estimate's line)
+        self.estimate_said = False
+        self.eta_said = False
 
     @property
     def rs(self) -> RulerSession:
@@ -110,6 +130,8 @@ class RulerPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
+        if self.rs.config.no_suite:  # --ruler-no-suite: only the user's own tests (fixtures, engine, gate, report)
+            return
         ruler_items = make_items(session, self.rs)
         if self.rs.config.only:
             others = [i for i in items if i not in ruler_items]
@@ -124,6 +146,8 @@ class RulerPlugin:
 
         self.expected = {i.nodeid for i in session.items if isinstance(i, RulerItem)}
         self.rs.notify = self._say
+        if not self.is_worker:
+            self._say_estimate()
         # cross-item batching needs to know what this process runs next; an xdist
         # worker is handed items one chunk at a time, so it does not plan
         if not self.is_worker and self.rs.config.batch_items > 1:
@@ -133,6 +157,49 @@ class RulerPlugin:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list) -> None:
         # the controller collects nothing itself: its workers tell it what will run
         self.expected = {i for i in ids if parse_item_name(i) is not None}
+        self.rs.notify = self._say
+        self._say_estimate()
+
+    def _budget(self, nodeid: str) -> int:
+        """An item's prompt tokens at most: samples x length (every prompt is filled up to its length budget)."""
+        cell = parse_item_name(nodeid)
+        return 0 if cell is None else self.rs.config.samples * cell[1]
+
+    def _say_estimate(self) -> None:
+        """Once, when the items are known: the run's prompt tokens, an upper bound by budget."""
+        if self.estimate_said or not self.expected:
+            return
+        self.estimate_said = True
+        self.started = time.perf_counter()
+        native = [i for i in self.expected if parse_item_name(i)[3] == "native"]
+        twins = len(self.expected) - len(native)
+        tokens = sum(self._budget(i) for i in native)
+        line = (f"ruler: {_count(len(native), 'item')}, at most {tokens:,} prompt tokens "
+                f"({_count(self.rs.config.samples, 'sample')} x length per item: an upper bound, every prompt is filled up to its length)")
+        if twins:
+            line += f"; {_count(twins, 'map-reduce twin')} read about as many again in chunks, plus their instructions"
+        self.rs.say(line + "; an ETA follows the first item")  # through the session: the progress lines count it
+
+    def _say_eta(self) -> None:
+        """Once, after the first item that read prompts: the run's ETA from the seconds per prompt token so far.
+
+        Seconds are wall-clock since the items were known (less this process's model load,
+        so the first item's load does not count; an xdist controller cannot see its workers'
+        loads), prompt tokens are the finished items' own; the remaining items' tokens are
+        their budget scaled by the share of their budget the finished items filled."""
+        suite = [r for r in self.results if r.error is None]
+        tokens = sum(r.prompt_tokens for r in suite)
+        if self.eta_said or self.started is None or tokens == 0:
+            return
+        self.eta_said = True
+        done_budget = sum(self._budget(i) for i in self.finished) or 1
+        left = [i for i in self.expected if i not in self.finished]
+        elapsed = max(0.0, time.perf_counter() - self.started - self.rs.engine_load_seconds)
+        per_token = elapsed / tokens
+        remaining = per_token * sum(self._budget(i) for i in left) * min(1.0, tokens / done_budget)
+        clock = time.strftime("%H:%M", time.localtime(time.time() + remaining))
+        self.rs.say(f"ruler: ETA {clock} (about {_duration(remaining)} more for {_count(len(left), 'item')}, "
+                  f"at {per_token * 1000:.3g} ms per prompt token so far)")
 
     def _say(self, line: str) -> None:
         """Write one line to the terminal now, even while an item's output is captured."""
@@ -151,6 +218,8 @@ class RulerPlugin:
             self.results.extend(ItemResult.from_dict(d) for d in data)
             if parse_item_name(report.nodeid) is not None:
                 self.finished.add(report.nodeid)
+                if not self.is_worker and len(self.finished) < len(self.expected):
+                    self._say_eta()
             return
         cell = parse_item_name(report.nodeid)
         if cell is None or report.nodeid in self.finished:
@@ -220,7 +289,8 @@ class RulerPlugin:
             task_thresholds=dict(c.task_thresholds),
             results=self.results,
             extra={"chat_template": self._attempt("chat template", lambda: rs.frame.name), "samples_per_item": c.samples,
-                   "seeds": list(c.seeds), "preset": c.preset},
+                   "seeds": list(c.seeds), "preset": c.preset,
+                   "provenance": self._attempt("provenance", self._provenance)},
             complete=complete,
         )
         report["items_expected"] = len(self.expected)
@@ -252,6 +322,11 @@ class RulerPlugin:
         self._attempt("GitHub Actions output", lambda: github_output(report, self.verdict_lines, self._say, errors=self.errors))
         if (self.failures or self.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _provenance(self) -> dict:
+        from ..report.provenance import provenance
+
+        return provenance(self.config.rootpath)
 
     def _verdict(self, report: dict) -> Any:
         from ..results import gate

@@ -57,7 +57,7 @@ def build_report(*, model: str, backend: str, tokenizer: str, haystack_corpus: s
     results = sorted(results, key=lambda r: (r.mode, r.length, r.task, r.seed))
     keys = ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
             "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores", "error",
-            "sample_scores", "sample_hashes", "stopped")
+            "sample_scores", "sample_hashes", "stopped", "predictions")
     items = []
     for r in results:
         d = r.to_dict()

@@ -1,7 +1,10 @@
 """ItemResult: what one item (task × length × seed, native or map-reduce) produced.
 
-A frozen record, serialised into the test report (so xdist workers hand it to
-the controller) and into the JSON report's ``items``. An item with ``error``
+A frozen record, serialised into the test report (``report.ruler``, set in
+``plugin.pytest_runtest_makereport``: so xdist workers hand it to the controller)
+and into the JSON report's ``items``. ``predictions`` keeps every sample's
+prediction next to its answers and score (``failures`` only the first three
+failing ones, for the failure message). An item with ``error``
 set has no trustworthy score: it fails, and aggregation treats its cell as
 missing evidence.
 
@@ -49,6 +52,9 @@ class ItemResult:
     sample_scores: tuple[float, ...] = ()
     sample_hashes: tuple[str, ...] = ()
     stopped: str | None = None  # --ruler-sequential: why the item stopped before its last sample
+    # per sample, in sample order (lm-eval's samples log): {index, prediction, answers, score, prompt_hash};
+    # predictions are model output, scrubbed of secrets when built (runner.prediction_records)
+    predictions: tuple[Mapping[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -59,6 +65,7 @@ class ItemResult:
         d["mapreduce"] = dict(self.mapreduce)
         d["sample_scores"] = list(self.sample_scores)
         d["sample_hashes"] = list(self.sample_hashes)
+        d["predictions"] = [dict(p) for p in self.predictions]
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -73,6 +80,7 @@ class ItemResult:
         d["mapreduce"] = dict(d.get("mapreduce") or {})
         d["sample_scores"] = tuple(d.get("sample_scores") or ())
         d["sample_hashes"] = tuple(d.get("sample_hashes") or ())
+        d["predictions"] = tuple(d.get("predictions") or ())  # absent from reports before it existed
         return cls(**d)
 
     def failure_message(self, threshold: float | None = None) -> str:

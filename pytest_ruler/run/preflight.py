@@ -14,7 +14,8 @@ parameter, the value and the fix; the plugin turns it into pytest's
             the context length, from the model config)
         ─► lengths that can never fit that context: refused when the user typed them;
            with --ruler-mapreduce or from a preset, a warning (their native items fail
-           as over length without a prompt being built)
+           as over length without a prompt being built); none with --ruler-no-suite,
+           which runs no suite item
 
 Nothing here generates a sample or loads weights, so a mistake costs seconds.
 
@@ -119,6 +120,9 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
 
     config = session.config
     session._context_checked = True
+    if config.no_suite:  # no standard-suite items: the suite's tasks and lengths are never run
+        session.context_limit = context
+        return
     for task in config.tasks:  # known from the length alone: the answer's tokens leave no room for a prompt
         need = get_task(task).tokens_to_generate
         short = [L for L in config.lengths if L <= need]

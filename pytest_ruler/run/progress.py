@@ -2,6 +2,8 @@
 
     RulerSession.complete ──► Progress(label, total, say=..., position=...)
         engine.generate(on_result) ──► Progress.advance(tokens)   (per answer)
+        engine.on_progress         ──► Progress.working(...)      (within a batch, where the
+                                                                   engine can say: hf per step)
         ticking thread (daemon)     ──► bar refresh, or a plain line via ``say``
     Progress.close()                ──► bar cleared, thread stopped (also on errors)
 
@@ -18,6 +20,10 @@ Without a terminal (CI logs, xdist workers) ``say`` gets a plain line
 ``ruler: <position> <label>: <done>/<total> prompts, <elapsed>s, <rate> tok/s``
 whenever nothing was said for ``interval`` seconds (default 30): the ticking
 thread keeps the log moving while a batch of prompts is still being answered.
+An engine that reports its work inside a batch (an ``on_progress`` attribute,
+set by the session to ``working``; the hf engine calls it at each decoding
+step) adds what is in flight, e.g. ``0/2 prompts (2 in the engine: 12 of at most
+128 new tokens), 525s, 31 tok/s``; its tokens count in the rate at once.
 
 Public names: ``Progress``, ``terminal_stream``.
 """
@@ -114,6 +120,7 @@ class Progress:
         self.position = position
         self.done = 0
         self.tokens = 0
+        self._flight: tuple[int, int, int, int] | None = None  # (prompts, prompt tokens, new tokens each, most new)
         self.interval = interval
         self.started = time.perf_counter()
         self._last = self.started if since is None else since  # when the user last saw a line
@@ -141,16 +148,40 @@ class Progress:
 
     @property
     def rate(self) -> float:
-        return self.tokens / max(1e-9, time.perf_counter() - self.started)
+        flight = 0
+        if self._flight is not None:
+            prompts, prompt_tokens, new, _ = self._flight
+            flight = (prompt_tokens if new else 0) + new * prompts  # the prompts count once read (first step)
+        return (self.tokens + flight) / max(1e-9, time.perf_counter() - self.started)
+
+    @property
+    def in_flight(self) -> str:
+        """What the engine is working on inside its current batch, or "" (nothing said)."""
+        if self._flight is None:
+            return ""
+        prompts, _, new, most = self._flight
+        doing = f"{new} of at most {most} new tokens" if new else "reading the prompts"
+        return f"{prompts} in the engine: {doing}"
 
     def line(self) -> str:
         elapsed = time.perf_counter() - self.started
-        return f"ruler: {self.title}: {self.done}/{self.total} prompts, {elapsed:.0f}s, {self.rate:,.0f} tok/s"
+        flight = f" ({self.in_flight})" if self._flight is not None else ""
+        return f"ruler: {self.title}: {self.done}/{self.total} prompts{flight}, {elapsed:.0f}s, {self.rate:,.0f} tok/s"
+
+    def working(self, prompts: int, prompt_tokens: int, new_tokens: int = 0, max_new_tokens: int = 0) -> None:
+        """An engine's report from inside a batch: ``prompts`` prompts of ``prompt_tokens`` tokens
+        in all are being answered, ``new_tokens`` generated for each so far (of at most
+        ``max_new_tokens``). Cleared by the next ``advance``."""
+        with self._lock:
+            self._flight = (prompts, prompt_tokens, new_tokens, max_new_tokens)
+            if self.bar is not None:
+                self.bar.set_postfix_str(f"{self.rate:,.0f} tok/s, {self.in_flight}", refresh=False)
 
     def advance(self, tokens: int = 0) -> None:
         with self._lock:
             self.done += 1
             self.tokens += tokens
+            self._flight = None
             if self.bar is not None:
                 self.bar.set_postfix_str(f"{self.rate:,.0f} tok/s", refresh=False)
                 self.bar.update(1)

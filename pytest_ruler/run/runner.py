@@ -5,6 +5,7 @@ Data flow of a native item (task × length × seed)::
     iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids)
         ──► session.complete: cache hits | Engine.generate (each answer cached as it arrives)
         ──► grade (the task's RULER metric) ──► item_result ──► ItemResult
+            (with ``prediction_records``: every sample's prediction, answers, score, prompt hash)
 
 Samples are generated lazily, in the batches the engine consumes: the cache
 fills from the first batch and memory stays flat in the sample count (only
@@ -24,7 +25,7 @@ Errors are results: an item whose engine could not answer a sample
 by ``item_result``.
 
 Public names: ``SAMPLES_PER_CALL``, ``ItemInputs``, ``run_native``,
-``run_mapreduce``, ``errored_result``, ``item_result``, ``grade``.
+``run_mapreduce``, ``errored_result``, ``item_result``, ``grade``, ``prediction_records``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ..results import ItemResult
 from ..results.aggregate import passes
 from ..results.scoring import count_nulls, get_metric, sample_scorer
 
-__all__ = ["SAMPLES_PER_CALL", "ItemInputs", "errored_result", "grade", "item_result", "run_mapreduce", "run_native"]
+__all__ = ["SAMPLES_PER_CALL", "ItemInputs", "errored_result", "grade", "item_result", "prediction_records", "run_mapreduce", "run_native"]
 
 # samples generated and sent to the engine per call: large enough for an engine's own
 # batching (hf: 4 on CPU, 8 on CUDA; openai: 8 in flight), small enough that a 128K
@@ -73,6 +74,15 @@ def prompt_hash(sample: Any) -> str:
 
 def _ref(sample: Any) -> _Ref:
     return _Ref(sample.index, tuple(sample.outputs), prompt_hash(sample))
+
+
+def prediction_records(refs: Sequence[_Ref], preds: Sequence[str], scores: Sequence[float]) -> tuple[dict[str, Any], ...]:
+    """One record per sample for the report (``ItemResult.predictions``): index, prediction
+    (model output, scrubbed of secrets), reference answers, the sample's score, prompt hash."""
+    from ..secrets import scrub
+
+    return tuple({"index": r.index, "prediction": scrub(p), "answers": list(r.outputs), "score": s, "prompt_hash": r.digest}
+                 for r, p, s in zip(refs, preds, scores))
 
 
 def _sample_scores(spec: Any, refs: Sequence[Any], preds: Sequence[str]) -> tuple[float, ...]:
@@ -227,6 +237,7 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
         if sequential is not None and sequential.update(_sample_scores(spec, refs[-len(generated):], [c.text for c in got[: len(requests)]])):
             break  # decided: the remaining samples are never generated
     preds = [c.text for c in completions]
+    scores = _sample_scores(spec, refs, preds)
     score, failures = grade(spec, refs, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
     failed = [c for c in completions if c.finish_reason == "error"]
     return item_result(
@@ -237,7 +248,7 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
         engine_calls=len(completions) - cached, prompt_tokens=prompt_tokens, failures=tuple(failures),
         reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
         depth_scores=_depth_scores(spec, depths, refs, preds) if depths else {},
-        sample_scores=_sample_scores(spec, refs, preds), sample_hashes=tuple(r.digest for r in refs),
+        sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores),
         stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
     )
 
@@ -258,6 +269,8 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
     reducer = MapReducer(session.complete, session.tokenizer, session.frame, mr_config, session.mapreduce_window(mr_config))
     outcomes = reducer.run(docs, label=f"{spec.name}[{length}-seed{seed}-mapreduce]")
     preds = [o.prediction for o in outcomes]
+    refs = [_ref(s) for s in generated]
+    scores = _sample_scores(spec, refs, preds)
     score, failures = grade(spec, generated, preds, [o.prediction if o.error is None else f"<{o.error}>" for o in outcomes])
     calls = [{"sample": generated[c.doc].index, **{k: v for k, v in c.to_dict().items() if k != "doc"}} for o in outcomes for c in o.calls]
     stages: dict[str, int] = {}
@@ -274,7 +287,7 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
         failures=tuple(failures),
         reasons=tuple(sorted({n for o in outcomes for n in o.notes} | {o.error for o in outcomes if o.error})[:3]),
         calls=tuple(calls),
-        sample_scores=_sample_scores(spec, generated, preds), sample_hashes=tuple(prompt_hash(s) for s in generated),
+        sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores),
         mapreduce={
             "chunks": [o.chunks for o in outcomes],
             "rounds": max((o.rounds for o in outcomes), default=0),

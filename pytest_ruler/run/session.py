@@ -6,7 +6,9 @@ prediction cache. ``complete(requests)`` answers requests from the cache where
 it can and from the engine otherwise, storing each answer as it arrives; an
 engine call shows its ``progress`` (a bar on a terminal, else a line through
 ``say`` at least every ``progress_interval`` seconds), headed by ``position``
-(where the run is, set by the plugin). The work of an item (generate, complete, grade, build the result) is in
+(where the run is, set by the plugin); an engine with an ``on_progress``
+attribute gets ``Progress.working`` there for the call, to report work inside
+a batch. The work of an item (generate, complete, grade, build the result) is in
 ``runner``; ``run_item`` and ``run_mapreduce_item`` hand off to it. Work shared
 between items sits in two named fields: ``batches`` (cross-item batching, set
 by the plugin) and ``shared`` (samples a native item leaves for its map-reduce
@@ -235,9 +237,15 @@ class RulerSession:
                 progress.advance(c.prompt_tokens + c.completion_tokens)
 
             self._progress = progress
+            engine = None
             try:
-                out = self.engine.generate(batch, on_result=on_result)
+                engine = self.engine
+                if hasattr(engine, "on_progress"):  # engines that can say how far a batch is (hf: per step)
+                    engine.on_progress = progress.working
+                out = engine.generate(batch, on_result=on_result)
             finally:
+                if engine is not None and hasattr(engine, "on_progress"):
+                    engine.on_progress = None
                 self._progress = None
                 progress.close()
             for j, c in enumerate(out):  # engines that never called back still count

@@ -1,22 +1,82 @@
-"""The examples/ folder runs (plumbing only: the scripted test engine, not a model,
-held to a 2K window so the map-reduce example has something to rescue)."""
+"""The examples/ folder runs as documented (plumbing only: the scripted test engine,
+not a model, held to the embedded model's 8K window so the map-reduce example has
+something to rescue). Each documented ``pytest ...`` command is read from the
+example's own docstring, so a command that stops working fails here."""
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from .helpers import SCRIPTED, run
+import pytest
+
+from .helpers import run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# the scripted engine in place of the embedded model: the same tokenizer, its 8K window
+AS_EMBEDDED = ["--ruler-backend=scripted", "--ruler-engine-option=max_context=8192", "--ruler-no-cache"]
 
 
-def test_the_examples_pass_on_the_scripted_engine(pytester):
-    for f in EXAMPLES.glob("*.py"):
-        shutil.copy(f, pytester.path / f.name)
-    result = run(pytester, *SCRIPTED, "--ruler-max-model-len=2048", "--ruler-no-cache", "-k", "test_")
-    result.assert_outcomes(passed=4)
+def documented_commands() -> list[tuple[str, list[str]]]:
+    """(file, pytest arguments) of every ``pytest ...`` line in an example's docstring."""
+    found = []
+    for f in sorted(EXAMPLES.glob("*.py")):
+        for line in f.read_text().splitlines():
+            if re.match(r"\s+pytest ", line):
+                found.append((f.name, shlex.split(line)[1:]))
+    return found
+
+
+def test_every_example_file_with_tests_documents_its_command():
+    documented = {name for name, _ in documented_commands()}
+    assert {"conftest.py", "test_quickstart.py", "test_mapreduce.py"} <= documented
+
+
+@pytest.mark.parametrize("name,args", documented_commands(), ids=[f"{n}:{' '.join(a)}" for n, a in documented_commands()])
+def test_the_documented_commands_pass_on_the_scripted_engine(pytester, name, args):
+    examples = pytester.path / "examples"
+    shutil.copytree(EXAMPLES, examples, ignore=shutil.ignore_patterns("__pycache__"))
+    result = run(pytester, *args, *AS_EMBEDDED)
     out = result.stdout.str()
-    rescue = next(ln for ln in out.splitlines() if ln.startswith("map-reduce passes where native fails"))
-    assert "(grounding: literal (hallucination filter:" in rescue and rescue.endswith("): niah_single_1@4K")
-    assert "RULER FAILED" not in out
+    assert result.ret == pytest.ExitCode.OK, out
+    assert "RULER FAILED" not in out and "RULER ERROR" not in out
+    if "test_mapreduce.py" in " ".join(args) or args[0] == "examples":
+        rescue = next(ln for ln in out.splitlines() if ln.startswith("map-reduce passes where native fails"))
+        assert "(grounding: literal (hallucination filter:" in rescue and rescue.endswith("): niah_single_1@12K")
+
+
+def test_the_whole_folder_runs_every_user_test(pytester):
+    shutil.copytree(EXAMPLES, pytester.path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    result = run(pytester, "examples", "--ruler-model=smollm2-135m", "--ruler-tasks=niah_single_1", "--ruler-lengths=1k",
+                 "--ruler-samples=3", *AS_EMBEDDED)
+    result.assert_outcomes(passed=5)  # four user tests and the suite's one item
+
+
+def test_custom_task_script_makes_a_missing_output_folder(tmp_path):
+    out = tmp_path / "out" / "custom.jsonl"
+    done = subprocess.run([sys.executable, str(EXAMPLES / "custom_task.py"), str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = out.read_text().splitlines()
+    assert len(lines) == 5 and done.stdout.strip() == f"wrote 5 samples of niah_8keys to {out}"
+
+
+def test_the_readme_own_tests_example_runs_as_written(pytester):
+    """The README's *Your own tests* block and its command: only those tests run (--ruler-no-suite)."""
+    section = (EXAMPLES.parent / "README.md").read_text().split("### Your own tests", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    command = re.search(r"```bash\n(pytest [^\n#]*)", section).group(1)
+    name = re.search(r"# (\S+\.py)", code).group(1)
+    (pytester.path / name).write_text(code)
+    args = shlex.split(command)[1:]
+    assert args[0] == name and "--ruler-no-suite" in args
+    result = run(pytester, *args, *AS_EMBEDDED, "--ruler-report=r.json")
+    result.assert_outcomes(passed=2)
+    assert "ruler::" not in result.stdout.str()
+    items = json.loads((pytester.path / "r.json").read_text())["items"]
+    assert max(i["length"] for i in items) <= 8192  # within the embedded model's window

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-from .helpers import SCRIPTED, run
+import pytest
+
+from .helpers import SCRIPTED, XDIST, run
 
 CONFTEST = """
 import pytest
@@ -29,3 +31,27 @@ def test_a_slow_call_prints_progress_lines_without_a_terminal(pytester):
     lines = [l for l in result.stdout.lines if "prompts," in l]
     assert len(lines) >= 2, result.stdout.str()
     assert all(re.fullmatch(r"ruler: (item \S+ )?niah_single_1\[1024-seed0\]: [0-4]/4 prompts, \d+s, [\d,]+ tok/s", l) for l in lines)
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_the_run_says_its_prompt_tokens_at_start_and_an_eta_after_the_first_item(pytester, xdist):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k,2k", "--ruler-samples=2",
+                 "--ruler-engine-option=delay=0.05", "--ruler-no-cache", *xdist)
+    result.assert_outcomes(passed=4)
+    lines = result.stdout.lines
+    # 2 samples x (1024 + 1024 + 2048 + 2048)
+    estimate = [ln for ln in lines if ln.startswith("ruler: 4 items, at most")]
+    assert estimate == ["ruler: 4 items, at most 12,288 prompt tokens (2 samples x length per item: an upper bound, "
+                        "every prompt is filled up to its length); an ETA follows the first item"], result.stdout.str()
+    eta = [ln for ln in lines if ln.startswith("ruler: ETA ")]
+    assert len(eta) == 1, result.stdout.str()
+    assert re.fullmatch(r"ruler: ETA \d\d:\d\d \(about \d+s more for 3 items, at [\d.e+-]+ ms per prompt token so far\)", eta[0])
+    assert lines.index(estimate[0]) < lines.index(eta[0])
+
+
+def test_map_reduce_twins_are_named_in_the_estimate(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-mapreduce",
+                 "--ruler-mapreduce-chunk=512", "--ruler-no-cache")
+    result.assert_outcomes(passed=2)
+    assert ("ruler: 1 item, at most 1,024 prompt tokens (1 sample x length per item: an upper bound, every prompt is filled up "
+            "to its length); 1 map-reduce twin read about as many again in chunks, plus their instructions; an ETA follows the first item") in result.stdout.lines

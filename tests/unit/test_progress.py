@@ -133,3 +133,42 @@ def test_session_complete_says_lines_and_stops_the_ticker(fail):
     assert said and said[0].startswith("ruler: item 3/10 vt[1024-seed0]: 0/2 prompts")
     assert all(re.match(r"ruler: item 3/10 vt\[1024-seed0\]: [0-2]/2 prompts", line) for line in said)
     assert rs._progress is None and _ticker_threads() == []
+
+
+def test_an_engine_report_inside_a_batch_shows_in_the_line_and_the_rate():
+    said = []
+    with Progress("niah_single_1[8192-seed0]", total=2, stream=io.StringIO(), say=said.append, interval=60) as p:
+        assert p.line().startswith("ruler: niah_single_1[8192-seed0]: 0/2 prompts, ")
+        p.working(2, 16000, 0, 128)  # the sub-batch started: its prompts are being read
+        assert "0/2 prompts (2 in the engine: reading the prompts), " in p.line()
+        assert p.rate == 0  # nothing read yet
+        p.working(2, 16000, 12, 128)  # 12 decoding steps later
+        assert "0/2 prompts (2 in the engine: 12 of at most 128 new tokens), " in p.line()
+        assert p.rate > 0 and re.search(r", [\d,]+ tok/s$", p.line())
+        p.advance(8064)  # an answer: what was in flight is counted by the answers from now on
+        assert "in the engine" not in p.line() and "1/2 prompts, " in p.line()
+
+
+def test_the_hf_engine_reports_every_decoding_step_without_stopping_anything():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from pytest_ruler.engines.base import GenerationRequest
+    from pytest_ruler.engines.hf import HFEngine
+
+    calls = []
+
+    class Fake:
+        on_progress = staticmethod(lambda *a: calls.append(a))
+
+    batch = [GenerationRequest("a", (1, 2, 3), 16), GenerationRequest("b", (4, 5), 16)]
+    kwargs = HFEngine._steps(Fake(), batch, 3, 16)
+    assert calls == [(2, 5, 0, 16)]  # the sub-batch's start
+    (step,) = kwargs["stopping_criteria"]
+    done = kwargs["stopping_criteria"](torch.zeros((2, 3 + 4), dtype=torch.long), None)
+    assert calls[-1] == (2, 5, 4, 16) and step is not None
+    assert done.tolist() == [False, False]
+
+    class Silent:
+        on_progress = None
+
+    assert HFEngine._steps(Silent(), batch, 3, 16) == {}
