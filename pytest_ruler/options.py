@@ -103,7 +103,7 @@ _OPTIONS: tuple[Option, ...] = (
     Option("baseline-test", "baseline test: two-proportion-z or fisher (one-sided, Holm-corrected)", choice("two-proportion-z", "fisher"), "two-proportion-z"),
     Option("ci", "show each score's 95% interval (score+a/-b, valid for bounded scores) in the terminal and Markdown tables", parse_flag, flag=True, key="show_ci"),
     Option("gate-confidence", "gate on the effective length's lower confidence bound at this level (e.g. 0.95) instead of the point estimate", parse_confidence, metavar="LEVEL"),
-    Option("sequential", "stop an item's samples early once an anytime-valid confidence sequence puts its score clearly above or below the threshold", parse_flag, flag=True),
+    Option("sequential", "stop an item's samples early once an anytime-valid betting test puts its score clearly above or below the threshold", parse_flag, flag=True),
     Option("report", "write the JSON report here", parse_path, metavar="PATH"),
     Option("markdown", "write the Markdown table here", parse_path, metavar="PATH"),
     Option("plots", "write PNG plots (score vs length; depth x length) into this folder", parse_path, metavar="DIR"),

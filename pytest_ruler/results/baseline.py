@@ -69,8 +69,9 @@ The two tests and the correction are in :mod:`pytest_ruler.results.stats`
 ``effective_length_drop``).
 
 Option names used in error messages (the plugin maps its options onto the keyword
-arguments): ``--ruler-baseline-alpha``, ``--ruler-baseline-test``,
-``--ruler-baseline-correction``, ``--ruler-baseline-min-drop``.
+arguments): ``--ruler-baseline-alpha``, ``--ruler-baseline-test``. ``correction`` and
+``min_drop`` are keyword arguments of :func:`compare` only (the plugin uses Holm and no
+minimum drop); their errors name the keyword.
 """
 
 from __future__ import annotations
@@ -289,9 +290,9 @@ def _check_options(alpha: float, test: str, min_drop: float, correction: str) ->
     if test not in TESTS:
         raise RulerUsageError("--ruler-baseline-test", test, f"choose one of {', '.join(TESTS)}.")
     if correction not in CORRECTIONS:
-        raise RulerUsageError("--ruler-baseline-correction", correction, f"choose one of {', '.join(CORRECTIONS)}.")
+        raise RulerUsageError("correction", correction, f"choose one of {', '.join(CORRECTIONS)}.")
     if not _is_number(min_drop) or not 0.0 <= float(min_drop) <= 100.0 or math.isnan(float(min_drop)):
-        raise RulerUsageError("--ruler-baseline-min-drop", min_drop, "give a score drop in points, in [0, 100] (0 = any significant drop).")
+        raise RulerUsageError("min_drop", min_drop, "give a score drop in points, in [0, 100] (0 = any significant drop).")
 
 
 def compare(

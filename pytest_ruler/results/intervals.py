@@ -44,7 +44,7 @@ fixed-sequence procedure: the first true null in the order can be rejected only 
 probability ``alpha``, so the family-wise error is ``alpha`` without splitting it). A
 task's test is :func:`~pytest_ruler.results.stats.mean_above_p` on its pooled samples
 (exact binomial for 0/1 scores, the betting test for partial credit; the t-test it
-replaces had size 0.104 at n = 20). The Total's is the stratified betting test
+replaces had size 0.104 at n = 20 in the issue-19 audit, 0.068 in bench/stats_calibration.py). The Total's is the stratified betting test
 :func:`~pytest_ruler.results.stats.bounded_mean_p` over its tasks' cells (the z-test it
 replaces had size 0.059–0.064 with partial-credit tasks in the mix, and took 0 variance
 at face value); a one-task Total uses the task's own test. An errored or sample-less cell

@@ -1,7 +1,7 @@
 """Sequential early stopping (``--ruler-sequential``): stop an item once its verdict is clear.
 
 An item's per-sample scores ``x_1, x_2, ...`` lie in [0, 1]; the item passes when
-their mean reaches ``p0`` (the threshold / 100). Two one-sided tests run side by
+their mean is above ``p0`` (the threshold / 100; the one pass rule, results.aggregate.passes). Two one-sided tests run side by
 side over the samples as they arrive, each a *testing-by-betting* martingale
 (Waudby-Smith & Ramdas, "Estimating means of bounded random variables by
 betting", JRSS-B 2024; Ville's inequality)::

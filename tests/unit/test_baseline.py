@@ -246,8 +246,8 @@ def test_current_items_may_be_item_results():
 
 @pytest.mark.parametrize("kw, parameter", [
     ({"alpha": 0}, "--ruler-baseline-alpha"), ({"alpha": 1.5}, "--ruler-baseline-alpha"),
-    ({"test": "t-test"}, "--ruler-baseline-test"), ({"correction": "fdr"}, "--ruler-baseline-correction"),
-    ({"min_drop": -1}, "--ruler-baseline-min-drop"),
+    ({"test": "t-test"}, "--ruler-baseline-test"), ({"correction": "fdr"}, "correction"),
+    ({"min_drop": -1}, "min_drop"),
 ])
 def test_bad_options(kw, parameter):
     with pytest.raises(RulerUsageError) as e:
