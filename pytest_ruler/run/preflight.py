@@ -76,9 +76,12 @@ def _check_prompting(session: Any) -> None:
     """The tokenizer loads and the chat template file decodes and compiles."""
     config = session.config
     name = config.tokenizer or config.model
+    option = "--ruler-tokenizer" if config.tokenizer else "--ruler-model"
     try:
         session.tokenizer
-    except RulerUsageError:
+    except RulerUsageError as exc:
+        if exc.parameter == "tokenizer":  # the loader's own name for it: say the option the user typed
+            raise RulerUsageError(option, exc.value, exc.fix) from None
         raise
     except Exception as exc:
         raise RulerUsageError("--ruler-tokenizer" if config.tokenizer else "--ruler-model", name,
