@@ -9,6 +9,8 @@ Data flow::
             names the parameter as the user wrote it, the value and the fix), into its
             target: a RulerConfig field ("run"), a MapReduceConfig field ("mapreduce")
             or an engine option ("engine"). Checks that span options run after.
+            A preset (``PRESETS``) may also set flags: ``long`` turns on
+            --ruler-sequential and --ruler-ci.
 
 Every option ``--ruler-<name>`` is also an ini key ``ruler_<name>`` (the option
 wins); flags are typed bool ini keys, and every other ini value goes through the
