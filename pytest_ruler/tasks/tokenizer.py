@@ -130,7 +130,7 @@ _TOKENIZER_HELP = (
 
 
 def nearest_alias(name: str) -> str:
-    """`` did you mean 'alias'?`` for a name close to an embedded alias, else ``""``."""
+    """`` Did you mean 'alias'?`` for a name close to an embedded alias, else ``""``."""
     import difflib
 
     close = difflib.get_close_matches(str(name).lower(), list(EMBEDDED_ALIASES), n=1, cutoff=0.6)
