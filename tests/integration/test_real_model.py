@@ -74,8 +74,8 @@ def test_real_gemma3_base_model_through_the_plugin(pytester, monkeypatch, backen
     out = result.stdout.str()
     assert result.ret in (0, 1), out[-3000:]  # 0: the item passed, 1: the model failed it
     assert out.count(f"ruler: model=gemma3-270m backend={backend} tokenizer=gemma3-270m") == 1
-    assert out.count("ruler: no chat template (RULER base prompts, as the paper does for base models: gemma3-270m is a base model, "
-                     "without a chat template): prompt = <task prompt><answer prefix>") == 1
+    assert out.count("ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>; "
+                     "gemma3-270m is a base model (no chat template), prompted as the paper prompts base models") == 1
     data = json.loads((pytester.path / "r.json").read_text())
     assert data["model"] == "gemma3-270m" and data["backend"] == backend and data["chat_template"] == "base"
     (item,) = data["items"]

@@ -124,3 +124,22 @@ def test_a_mistyped_tokenizer_names_its_own_option(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 4, out
     assert "ERROR: --ruler-tokenizer='gemma3-27m' is invalid:" in out and "Did you mean 'gemma3-270m'?" in out
+
+
+@pytest.mark.parametrize(("model", "chat", "why"), [
+    ("gemma3-270m", "auto", "gemma3-270m is a base model (no chat template), prompted as the paper prompts base models"),
+    ("smollm2-135m", "none", "--ruler-chat-template=none"),
+    ("./my-base-model", "auto", "./my-base-model's tokenizer has no chat template (a base model?)"),
+])
+def test_the_header_says_why_the_prompts_are_base_ones(model, chat, why):
+    from types import SimpleNamespace
+
+    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.plugin.terminal import header_lines
+    from pytest_ruler.tasks.base import BASE_FRAME
+
+    rs = SimpleNamespace(config=RulerConfig(model=model, backend="hf", chat_template=chat), backend="hf", cache_dir=None,
+                         tokenizer=SimpleNamespace(name=model), frame=BASE_FRAME)
+    last = header_lines(rs)[-1]
+    assert last.startswith("ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>; ")
+    assert why in last
