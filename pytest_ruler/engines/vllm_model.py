@@ -4,7 +4,7 @@
   which imports as ``vllm``), ``"cuda"`` for the usual build. Read from package
   metadata, so nothing is imported.
 - :func:`model_source`: the folder or id handed to ``vllm.LLM``. A GGUF file
-  (or the embedded alias ``smollm2-135m``) becomes a Hugging Face folder made
+  (or an embedded alias, ``smollm2-135m`` or ``gemma3-270m``) becomes a Hugging Face folder made
   once under the cache: the fp32 safetensors the ``hf`` engine converts (see
   :func:`pytest_ruler.engines.hf.converted_gguf_folder`), linked, next to the
   tokenizer the budget counts with (``tokenizer.json`` plus a

@@ -199,7 +199,8 @@ def llm_kwargs(
     if model_path is not None and _is_gguf(config.model):
         tokenizer = None  # the prepared folder holds the tokenizer the budget counts with
     if model_path is None and _is_gguf(config.model) and not tokenizer:
-        hint = " (for smollm2-135m: HuggingFaceTB/SmolLM2-135M-Instruct)" if config.model in EMBEDDED_ALIASES else ""
+        embedded = EMBEDDED_ALIASES.get(config.model)
+        hint = f" (for {embedded.alias}: {embedded.hub_id})" if embedded is not None else ""
         raise RulerUsageError(
             "--ruler-tokenizer", None,
             f"vLLM needs the base model's Hugging Face tokenizer for the GGUF model {config.model!r}: "

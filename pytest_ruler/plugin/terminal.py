@@ -69,8 +69,21 @@ def header_lines(rs: RulerSession) -> list[str]:
     if frame.head or frame.tail:
         lines.append(f"ruler: chat template {frame.name}: prompt = {_short(frame.head, 60)!s}<task prompt>{_short(frame.tail, 60)!s}<answer prefix>")
     else:
-        lines.append("ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>")
+        lines.append(f"ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>; {_why_base(rs)}")
     return lines
+
+
+def _why_base(rs: RulerSession) -> str:
+    """Why the prompts are RULER's base ones: chosen, or the model has no chat template (a base model)."""
+    from ..tasks.tokenizer import EMBEDDED_ALIASES
+
+    c = rs.config
+    if c.chat_template in ("none", "base"):
+        return f"--ruler-chat-template={c.chat_template}"
+    embedded = EMBEDDED_ALIASES.get(c.tokenizer or c.model)
+    if embedded is not None and not embedded.instruct:
+        return f"{embedded.alias} is a base model (no chat template), prompted as the paper prompts base models"
+    return f"{rs.tokenizer.name}'s tokenizer has no chat template (a base model?), so base prompts, as the paper gives base models"
 
 
 class Registry:

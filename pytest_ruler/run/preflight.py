@@ -8,6 +8,9 @@ parameter, the value and the fix; the plugin turns it into pytest's
 ``ERROR: ...`` line and exit code 4. What is checked, cheapest first:
 
     output paths ─► data files ─► baseline ─► tokenizer and chat template
+           (a model or tokenizer name that is no alias, path or locally cached Hub id fails
+            here in seconds while the Hub cannot be reached, naming --ruler-model or
+            --ruler-tokenizer as typed, with the nearest alias)
         ─► prediction cache (a corrupt one is moved aside: a warning, not an error)
         ─► the engine's own start-up check, without loading a model
            (a server's /models within seconds; a model folder's config and weights;
@@ -77,9 +80,16 @@ def _check_prompting(session: Any) -> None:
     """The tokenizer loads and the chat template file decodes and compiles."""
     config = session.config
     name = config.tokenizer or config.model
+    option = "--ruler-tokenizer" if config.tokenizer else "--ruler-model"
     try:
         session.tokenizer
-    except RulerUsageError:
+    except RulerUsageError as exc:
+        if exc.parameter == "tokenizer":  # the loader's own name for it: say the option the user typed
+            fix = exc.fix
+            if session.backend == "openai" and not config.tokenizer:
+                fix += ("; the openai back end counts the length budget with the model's tokenizer, "
+                        "so pass --ruler-tokenizer when the served name is not a local model")
+            raise RulerUsageError(option, exc.value, fix) from None
         raise
     except Exception as exc:
         raise RulerUsageError("--ruler-tokenizer" if config.tokenizer else "--ruler-model", name,

@@ -10,7 +10,7 @@ to a log file whose tail is shown when start-up fails.
 
 Install: ``pip install "llama-cpp-python[server]==0.3.36"`` (source build of
 llama.cpp, several minutes on a small CPU). Also runnable by hand:
-``python tests/servers/llama_cpp_server.py [GGUF]`` serves until Ctrl-C.
+``python tests/servers/llama_cpp_server.py [GGUF | smollm2-135m | gemma3-270m]`` serves until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -105,11 +105,13 @@ def _tail(path: Path, n: int = 4000) -> str:
         return "(no log)"
 
 
-if __name__ == "__main__":  # manual use: serve the embedded model until Ctrl-C
-    from pytest_ruler.tasks.tokenizer import embedded_gguf_path
+if __name__ == "__main__":  # manual use: serve an embedded model (alias) or a .gguf file until Ctrl-C
+    from pytest_ruler.tasks.tokenizer import EMBEDDED_ALIASES, embedded_gguf_path
 
-    target = sys.argv[1] if len(sys.argv) > 1 else embedded_gguf_path("smollm2-135m")
-    with llama_cpp_server(target, alias="smollm2-135m") as url:
+    arg = sys.argv[1] if len(sys.argv) > 1 else "smollm2-135m"
+    target = embedded_gguf_path(arg) if arg in EMBEDDED_ALIASES else Path(arg)
+    ctx = EMBEDDED_ALIASES[arg].context if arg in EMBEDDED_ALIASES else 8192
+    with llama_cpp_server(target, alias=arg if arg in EMBEDDED_ALIASES else target.stem, n_ctx=ctx) as url:
         print(f"serving {target} at {url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             while True:

