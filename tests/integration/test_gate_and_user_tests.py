@@ -174,7 +174,7 @@ def test_presets_set_defaults_and_options_override(pytester):
     result = run(pytester, *SCRIPTED, "--ruler-preset=paper", "--ruler-tasks=vt", "--ruler-samples=2", "--collect-only", "-q")
     assert result.stdout.str().count("ruler::vt[") == 6
     bad = run(pytester, *SCRIPTED, "--ruler-preset=huge")
-    assert bad.ret == pytest.ExitCode.USAGE_ERROR and "--ruler-preset='huge' is invalid: choose one of smoke, ci, paper" in bad.stderr.str()
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR and "--ruler-preset='huge' is invalid: choose one of smoke, ci, long, paper" in bad.stderr.str()
 
 
 def test_markdown_and_plots(pytester):
