@@ -265,7 +265,9 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = (), ci
 
     modes = report_modes(report)
     if not modes:
-        lines += ["No items in this report.", ""] + [*skipped_notes(report), ""][: 2 if report.get("skipped") else 0]
+        lines += ["No items in this report.", ""]
+        if report.get("skipped"):
+            lines += [*skipped_notes(report), ""]
     seeds = {it.get("seed") for it in report.get("items") or []}
     for mode in modes:
         heading = "Effective context length" if mode == "native" else "Map-reduce (chunked inference)"
