@@ -335,7 +335,7 @@ def test_identity_and_registry(tokenizer):
         eng.close()
         assert server.calls[0].path == "/v1/models?api-version=1"
     assert ident["engine"] == "openai" and ident["model"] == "stub-model"
-    assert ident["base_url"] == server.base_url and ident["served_model_root"] == "/srv/models/stub"
+    assert ident["base_url"] == server.base_url and ident["served_model"]["root"] == "/srv/models/stub"
     assert ident["endpoint"] == "completions"
     json.dumps(ident)
 
