@@ -126,7 +126,7 @@ class OpenAIEngine(OpenAIServer):
     def __init__(self, config: EngineConfig) -> None:
         _require_base_url(config)
         options = engine_options(config, "openai")  # typed, with the declared defaults
-        self._connect(config, options)
+        self.connect(config, options)
         self.concurrency = options["concurrency"]
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -146,7 +146,7 @@ class OpenAIEngine(OpenAIServer):
             self._no_bos_field = False
             self.endpoint, self.prompt_format = self._choose_endpoint(options["endpoint"], options["prompt_format"])
         except BaseException:
-            self._close_transport()
+            self.close_transport()
             raise
 
     @classmethod
@@ -155,11 +155,11 @@ class OpenAIEngine(OpenAIServer):
         the model. Returns the server's ``max_model_len`` (None when it does not say)."""
         _require_base_url(config)
         probe = cls.__new__(cls)
-        probe._connect(config, engine_options(config, "openai"))
+        probe.connect(config, engine_options(config, "openai"))
         try:
             value = probe._served_entry().get("max_model_len")
         finally:
-            probe._close_transport()
+            probe.close_transport()
         return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**9 else None
 
     # ------------------------------------------------------------------ set-up
@@ -269,7 +269,7 @@ class OpenAIEngine(OpenAIServer):
         path, body = self._body(request)
         where = f"POST {self.base_url}{path}"
         try:
-            data = self._post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens))
+            data = self.post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens))
             choice = data["choices"][0]
             if not isinstance(choice, dict):
                 raise TypeError
@@ -392,7 +392,7 @@ class OpenAIEngine(OpenAIServer):
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-        self._close_transport()
+        self.close_transport()
 
     def __enter__(self) -> "OpenAIEngine":
         return self

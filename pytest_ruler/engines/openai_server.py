@@ -69,12 +69,12 @@ class OpenAIServer(OpenAITransport):
         """GET /models (at most 10 s, or ``timeout``, in all): the server must answer and serve ``self.model``."""
         deadline = time.monotonic() + (self.timeout or STARTUP_TIMEOUT)
         try:
-            data = self._get_json("/models", deadline=deadline)
+            data = self.get_json("/models", deadline=deadline)
         except HTTPFailure as exc:
             if exc.status == 404 and not self._base.rstrip("/").endswith("/v1"):
                 alt = self._base + "/v1"
                 try:
-                    data = self._get_json("/models", base=alt, deadline=deadline)
+                    data = self.get_json("/models", base=alt, deadline=deadline)
                 except HTTPFailure:
                     data = None
                 if data is not None:
@@ -175,7 +175,7 @@ class OpenAIServer(OpenAITransport):
             body["prompt"] = "Hello"
             if no_bos_field:
                 body["add_special_tokens"] = False
-        self._post_json("/completions", body, retries=retries)
+        self.post_json("/completions", body, retries=retries)
 
     def _probe_text(self) -> None:
         try:

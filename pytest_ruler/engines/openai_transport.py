@@ -8,19 +8,19 @@ the wire.
 
 Data flow::
 
-    _connect(config, options) ──► base URL parsed (credentials refused, query kept apart)
-                              ──► api_key(): RULER_API_KEY stripped, control characters refused
-                              ──► one httpx.Client over a DeadlineTransport (keep-alive pool
-                                  of ``concurrency`` connections), closed by _close_transport
-    _get_json(path, deadline) ──► one GET, no retries (start-up: 10 s for the whole check)
-    _post_json(path, body)    ──► tenacity: retries after 429/5xx/dropped connections
-                                  (Retry-After in seconds or as an HTTP date, else exponential
-                                  backoff with seeded jitter; at most ``max_retries`` retries, a
-                                  timed-out request once, none starting later than 10 minutes
-                                  past the first attempt's deadline)
-    _request                  ──► _exchange: send, follow redirects (at most 5; Authorization
-                                  only to the same scheme, host and port; said once), read at
-                                  most 64 MiB ──► JSON parsed, nothing scrubbed in it
+    connect(config, options) ──► base URL parsed (credentials refused, query kept apart)
+                             ──► api_key(): RULER_API_KEY stripped, control characters refused
+                             ──► one httpx.Client over a DeadlineTransport (keep-alive pool
+                                 of ``concurrency`` + 1 connections), closed by close_transport()
+    get_json(path, deadline) ──► one GET, no retries (start-up: 10 s for the whole check)
+    post_json(path, body)    ──► tenacity: retries after 429/5xx/dropped connections
+                                 (Retry-After in seconds or as an HTTP date, else exponential
+                                 backoff with seeded jitter; at most ``max_retries`` retries, a
+                                 timed-out request once, none starting later than 10 minutes
+                                 past the first attempt's deadline)
+    both ──► _request ──► _exchange: send, follow redirects (at most 5; Authorization only
+                          to the same scheme, host and port; said once), read at most
+                          64 MiB ──► the JSON answer, parsed, nothing scrubbed in it
 
 Deadlines: a request's ``timeout`` bounds the whole request (connect, send,
 headers, body), however slowly the server sends its bytes
@@ -38,7 +38,9 @@ Notices: things the user should hear once (a redirect, a server answering as
 another model) are logged and kept until the engine's ``on_wait`` line sink
 is set, then said there (``ruler: warning: ...``), each once.
 
-Public names: ``OpenAITransport``, ``HTTPFailure``, ``display_url``, ``BASE_TIMEOUT``.
+Public names: ``OpenAITransport`` (``connect``, ``get_json``, ``post_json``,
+``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``,
+``BASE_TIMEOUT``, ``STARTUP_TIMEOUT``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from ..outside_text import shown
 from ..secrets import API_KEY_ENV, api_key
 from .http_deadline import DeadlineTransport
 
-__all__ = ["BASE_TIMEOUT", "HTTPFailure", "OpenAITransport", "display_url"]
+__all__ = ["BASE_TIMEOUT", "STARTUP_TIMEOUT", "HTTPFailure", "OpenAITransport", "display_url"]
 
 log = logging.getLogger("pytest_ruler.engines.openai")  # one logger for the engine and its transport
 
@@ -219,7 +221,7 @@ class _RetryPolicy:
 class OpenAITransport:
     """Connection settings and HTTP requests of the openai engine (see the module docstring)."""
 
-    def _connect(self, config: Any, options: dict[str, Any]) -> None:
+    def connect(self, config: Any, options: dict[str, Any]) -> None:
         """The connection settings from a config and its coerced options; opens the client (no request yet)."""
         self.config, self.model = config, config.model
         self._base, self._query, self.base_url = _parse_base_url(config.base_url)
@@ -235,7 +237,8 @@ class OpenAITransport:
         transport = DeadlineTransport(self._base, max_connections=options["concurrency"] + 1)
         self._client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False, timeout=None)
 
-    def _close_transport(self) -> None:
+    def close_transport(self) -> None:
+        """Close the client and its connections (idempotent)."""
         client = getattr(self, "_client", None)
         if client is not None:
             client.close()
@@ -355,12 +358,14 @@ class OpenAITransport:
             parts.append(part)
         return b"".join(parts)
 
-    def _get_json(self, path: str, base: str | None = None, *, deadline: float | None = None) -> Any:
+    def get_json(self, path: str, base: str | None = None, *, deadline: float | None = None) -> Any:
+        """GET once, no retries, within ``deadline`` (monotonic; default: ``timeout`` or 10 s from now)."""
         seconds = self.timeout or STARTUP_TIMEOUT
         return self._request("GET", path, base=base, seconds=seconds, deadline=deadline)
 
-    def _post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None,
+    def post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None,
                    timeout: float | None = None) -> Any:
+        """POST with retries (see the module docstring); each attempt within ``timeout`` seconds; the JSON answer."""
         retries = self.max_retries if retries is None else retries
         seconds = timeout or self._timeout_for(0)
         policy = _RetryPolicy(retries, self.retry_backoff, jitter or random.Random(0), window=seconds + _RETRY_WINDOW)
