@@ -20,7 +20,9 @@ the thread that sends it. A request without a ``deadline`` extension has only
 httpx's per-operation timeouts.
 
 Proxies: those of the environment (``http_proxy``, ``https_proxy``,
-``no_proxy``), as ``urllib`` reads them, for the base URL's host.
+``no_proxy``), as ``urllib`` reads them, for the base URL's host. TLS: the
+system's certificate store (``ssl.create_default_context``, which also reads
+``SSL_CERT_FILE``/``SSL_CERT_DIR``), as ``urllib`` used it.
 
 Public names: ``DeadlineTransport``.
 """
@@ -28,6 +30,7 @@ Public names: ``DeadlineTransport``.
 from __future__ import annotations
 
 import contextlib
+import ssl
 import threading
 import time
 import typing
@@ -165,7 +168,7 @@ class DeadlineTransport(httpx.BaseTransport):
 
     def __init__(self, base_url: str, *, max_connections: int, keepalive_expiry: float = 30.0) -> None:
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=ssl.create_default_context(),  # the system's CAs, as urllib trusted (httpx would use certifi's)
             proxy=_environment_proxy(base_url),
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
