@@ -19,11 +19,24 @@ Data flow::
 Options (``EngineConfig.options``): ``concurrency``, ``timeout``,
 ``max_retries``, ``retry_backoff``, ``endpoint``, ``prompt_format``,
 ``max_context``, ``extra_body``; declared with their defaults and meanings in
-:mod:`.openai_options`, coerced by :mod:`.options`. The HTTP side (requests,
-retries, timeouts, scrubbing, probing the server) is
-:mod:`.openai_transport`. While requests are in flight and none has finished
-for 30 s, the engine says so through ``on_wait`` ("waiting for the server: 2
-requests in flight, 45 s").
+:mod:`.openai_options`, coerced by :mod:`.options`. Probing the server is
+:mod:`.openai_server`; the HTTP side (one keep-alive client, deadlines,
+retries, redirects) is :mod:`.openai_transport`. While requests are in flight
+and none has finished for 30 s, the engine says so through ``on_wait``
+("waiting for the server: 2 requests in flight, 45 s"); notices (a redirect,
+a server answering as another model, a server whose /models cannot tell
+models apart) are said there once.
+
+Answers: ``choices[0].text`` (chat: ``.message.content``) as parsed, then
+scrubbed of the key (:func:`~pytest_ruler.secrets.scrub`). An answer that is
+not a string, lacks the field, or holds a lone surrogate is a *malformed
+answer*: a sample with ``finish_reason`` ``"malformed"`` and an error naming
+it, scored as no answer, never cached, and not an engine error (the other
+samples and the item go on). An HTTP failure is ``finish_reason`` ``"error"``.
+
+Cache identity: base URL, model, endpoint, prompt format, ``extra_body``, and
+``served_model``: what ``GET /models`` says about the model, without the
+fields that change per call (:func:`~.openai_server.model_card`).
 
 Chat mode: RULER prompts are already rendered with the chat template. When a
 prompt has the shape ``frame.head + user + frame.tail + answer_prefix`` for
@@ -33,11 +46,11 @@ the tokenizer's own template, chat mode sends ``user`` as the user message and
 with no prefill. A request object may also carry ``messages`` (duck-typed;
 a list of ``{"role", "content"}`` dicts, the last one an assistant prefill).
 
-Secrets: the API key comes only from the environment variable
-``RULER_API_KEY`` and is sent as ``Authorization: Bearer``; it never appears
-in ``identity()``, ``repr``, log records or error messages (any text that
-might echo it is scrubbed). Credentials and query strings in the base URL are
-refused or hidden likewise.
+Secrets: the API key comes only from ``RULER_API_KEY``
+(:func:`~pytest_ruler.secrets.api_key`) and is sent as ``Authorization:
+Bearer``, never to another host or scheme on a redirect; it never appears in
+``identity()``, ``repr``, log records or error messages. Credentials and query
+strings in the base URL are refused or hidden likewise.
 """
 
 from __future__ import annotations
@@ -50,10 +63,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..secrets import API_KEY_ENV
+from ..outside_text import shown
+from ..secrets import API_KEY_ENV, scrub
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
-from .openai_transport import _BASE_TIMEOUT, OpenAITransport, _display_url, _HTTPFailure  # noqa: F401 - _BASE_TIMEOUT: tests read it here
+from .openai_server import OpenAIServer, model_card, tells_models_apart
+from .openai_transport import BASE_TIMEOUT as _BASE_TIMEOUT  # noqa: F401 - tests read it here
+from .openai_transport import HTTPFailure
 from .options import engine_options
 
 __all__ = ["API_KEY_ENV", "OpenAIEngine"]
@@ -61,6 +77,36 @@ __all__ = ["API_KEY_ENV", "OpenAIEngine"]
 log = logging.getLogger(__name__)
 
 WAIT_NOTICE = 30.0
+MALFORMED = "malformed"  # the finish_reason of a sample whose answer is not text
+_MISSING = object()
+
+
+def _answer_text(choice: Mapping[str, Any], *, chat: bool) -> tuple[str, str | None]:
+    """(the answer's text, None), or ("", why it is malformed): not a string, or not valid Unicode."""
+    field = "choices[0].message.content" if chat else "choices[0].text"
+    if chat:
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            return "", "choices[0].message is not an object"
+        value = message.get("content", _MISSING)
+    else:
+        value = choice.get("text", _MISSING)
+    if value is _MISSING:
+        return "", f"the answer has no {field}"
+    if value is None:  # no text at all (e.g. every token spent elsewhere): an empty answer
+        return "", None
+    if not isinstance(value, str):
+        return "", f"{field} is {type(value).__name__}, not text"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return "", f"{field} holds a lone surrogate (U+{ord(value[exc.start]):04X}), which is not Unicode text"
+    return value, None
+
+
+def _count(value: Any) -> int | None:
+    """A token count the server reported, or None when it is not a count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _require_base_url(config: EngineConfig) -> None:
@@ -72,7 +118,7 @@ def _require_base_url(config: EngineConfig) -> None:
         )
 
 
-class OpenAIEngine(OpenAITransport):
+class OpenAIEngine(OpenAIServer):
     """Greedy completions from an OpenAI-compatible server (see module doc)."""
 
     name = "openai"
@@ -80,18 +126,28 @@ class OpenAIEngine(OpenAITransport):
     def __init__(self, config: EngineConfig) -> None:
         _require_base_url(config)
         options = engine_options(config, "openai")  # typed, with the declared defaults
-        self._connect(config, options)
+        self.connect(config, options)
         self.concurrency = options["concurrency"]
-
-        self._entry = self._served_entry()  # first: an unreachable server fails fast
-        self.tokenizer: Tokenizer = self._load_tokenizer(config)
-        self.max_context: int = self._resolve_max_context(options)
-        self._frame = self._chat_frame()
-        self.extra_body: dict[str, Any] = {**self._server_defaults(), **(options["extra_body"] or {})}
-        self._no_bos_field = False
-        self.endpoint, self.prompt_format = self._choose_endpoint(options["endpoint"], options["prompt_format"])
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        try:
+            self._entry = self._served_entry()  # first: an unreachable server fails fast
+            self._card = model_card(self._entry)
+            if not tells_models_apart(self._card):
+                self._notice(
+                    f"the server at {self.base_url} says nothing about {shown(repr(self.model))} beyond its name (GET /models "
+                    "gives no root, revision, size or context length): if another model is later served under this name, "
+                    "the prediction cache answers with this one's predictions; after changing the served model pass "
+                    "--ruler-no-cache or another --ruler-cache-dir")
+            self.tokenizer: Tokenizer = self._load_tokenizer(config)
+            self.max_context: int = self._resolve_max_context(options)
+            self._frame = self._chat_frame()
+            self.extra_body: dict[str, Any] = {**self._server_defaults(), **(options["extra_body"] or {})}
+            self._no_bos_field = False
+            self.endpoint, self.prompt_format = self._choose_endpoint(options["endpoint"], options["prompt_format"])
+        except BaseException:
+            self.close_transport()
+            raise
 
     @classmethod
     def preflight(cls, config: EngineConfig) -> int | None:
@@ -99,9 +155,12 @@ class OpenAIEngine(OpenAITransport):
         the model. Returns the server's ``max_model_len`` (None when it does not say)."""
         _require_base_url(config)
         probe = cls.__new__(cls)
-        probe._connect(config, engine_options(config, "openai"))
-        value = probe._served_entry().get("max_model_len")
-        return value if isinstance(value, int) and 0 < value < 10**9 else None
+        probe.connect(config, engine_options(config, "openai"))
+        try:
+            value = probe._served_entry().get("max_model_len")
+        finally:
+            probe.close_transport()
+        return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**9 else None
 
     # ------------------------------------------------------------------ set-up
 
@@ -208,44 +267,65 @@ class OpenAIEngine(OpenAITransport):
     def _one(self, index: int, request: GenerationRequest) -> Completion:
         start = time.perf_counter()
         path, body = self._body(request)
+        where = f"POST {self.base_url}{path}"
         try:
-            data = self._post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens))
+            data = self.post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens))
             choice = data["choices"][0]
-            if self.endpoint == "chat":
-                text = (choice.get("message") or {}).get("content") or ""
-            else:
-                text = choice.get("text") or ""
-        except _HTTPFailure as exc:
+            if not isinstance(choice, dict):
+                raise TypeError
+        except HTTPFailure as exc:
             return self._failed(request, str(exc), start)
-        except (KeyError, IndexError, TypeError, AttributeError):
-            return self._failed(request, f"POST {self.base_url}{path}: the answer has no choices[0] text", start)
+        except (KeyError, IndexError, TypeError):
+            return self._failed(request, f"{where}: the answer has no choices[0]", start)
         except Exception as exc:  # never lose the other requests
-            return self._failed(request, f"{type(exc).__name__}: {self._scrub(str(exc))}", start)
-        text = self._scrub(text)  # also when the server escaped the key in its JSON
-        usage = data.get("usage") or {}
-        prompt_tokens = usage.get("prompt_tokens")
-        completion_tokens = usage.get("completion_tokens")
-        if not isinstance(completion_tokens, int):
+            return self._failed(request, shown(f"{type(exc).__name__}: {exc}"), start)
+        self._check_model_name(data.get("model"))
+        text, problem = _answer_text(choice, chat=self.endpoint == "chat")
+        if problem is not None:
+            return self._malformed(request, f"{where}: {problem}", start)
+        text = scrub(text)  # the parsed answer, never the raw JSON (one rule: secrets.scrub)
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        prompt_tokens = _count(usage.get("prompt_tokens"))
+        completion_tokens = _count(usage.get("completion_tokens"))
+        if completion_tokens is None:
             completion_tokens = self.tokenizer.count(text)
         reason = choice.get("finish_reason") or "stop"
         if reason == "eos":
             reason = "stop"
         return Completion(
             text=text,
-            prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else request.prompt_tokens,
+            prompt_tokens=request.prompt_tokens if prompt_tokens is None else prompt_tokens,
             completion_tokens=completion_tokens,
-            finish_reason=str(reason),
+            finish_reason=shown(reason, limit=40),
             seconds=time.perf_counter() - start,
         )
 
+    def _check_model_name(self, answered: Any) -> None:
+        if isinstance(answered, str) and answered and answered != self.model:
+            self._notice(f"the server at {self.base_url} answers as model {shown(repr(answered))}, not {shown(repr(self.model))} "
+                         "as asked; the scores are recorded under the name asked for")
+
     def _failed(self, request: GenerationRequest, message: str, start: float) -> Completion:
-        message = self._scrub(message)
+        message = shown(message, limit=None)
         log.warning("openai engine: request failed: %s", message)
         return Completion(
             text="",
             prompt_tokens=request.prompt_tokens,
             completion_tokens=0,
             finish_reason="error",
+            seconds=time.perf_counter() - start,
+            error=message,
+        )
+
+    def _malformed(self, request: GenerationRequest, message: str, start: float) -> Completion:
+        """A sample whose answer is not text: scored as no answer, named, never cached, not an engine error."""
+        message = f"malformed answer: {shown(message, limit=None)}"
+        log.warning("openai engine: %s", message)
+        return Completion(
+            text="",
+            prompt_tokens=request.prompt_tokens,
+            completion_tokens=0,
+            finish_reason=MALFORMED,
             seconds=time.perf_counter() - start,
             error=message,
         )
@@ -281,6 +361,7 @@ class OpenAIEngine(OpenAITransport):
                         n = len(pending)
                         self.on_wait(f"ruler: waiting for the server at {self.base_url}: {n} request{'s' if n != 1 else ''} in flight, "
                                      f"{now - started:.0f} s so far ({len(run) - n} of {len(run)} done)")
+                    self._say_notices()  # what the worker threads noticed, said from this thread
                     for fut in done:
                         i = pending.pop(fut)
                         results[i] = fut.result()
@@ -301,13 +382,9 @@ class OpenAIEngine(OpenAITransport):
         }
         if self.extra_body:
             ident["extra_body"] = {k: self.extra_body[k] for k in sorted(self.extra_body)}
-        root = self._entry.get("root")
-        if isinstance(root, str) and root:
-            ident["served_model_root"] = _display_url(root) if "://" in root else root
-        for key in ("revision", "parent"):
-            value = self._entry.get(key)
-            if isinstance(value, str) and value:
-                ident[key] = value
+        # what GET /models says about the model (vLLM: root, max_model_len): another model
+        # served under the same name and URL gets other cache keys
+        ident["served_model"] = self._card
         return ident
 
     def close(self) -> None:
@@ -315,6 +392,7 @@ class OpenAIEngine(OpenAITransport):
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        self.close_transport()
 
     def __enter__(self) -> "OpenAIEngine":
         return self

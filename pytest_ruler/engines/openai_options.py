@@ -19,15 +19,16 @@ OPTIONS: tuple[EngineOption, ...] = (
     EngineOption("concurrency", "int", 8, "requests in flight at once", minimum=1),
     EngineOption(
         "timeout", "float", None,
-        "seconds a request may wait for the server's answer; by default 120 s plus 5 s per 1K prompt tokens "
-        "(140 s at 4K, 760 s at 128K), since a non-streamed long prompt sends nothing until it is done. "
-        "Start-up (GET /models) waits at most 10 s, or this long when given",
+        "seconds a request may take in all, however slowly the server sends its answer; by default 120 s plus 5 s "
+        "per 1K prompt tokens (140 s at 4K, 760 s at 128K), since a non-streamed long prompt sends nothing until it "
+        "is done. The start-up check (GET /models) takes at most 10 s in all, or this long when given",
         minimum=0.001,
     ),
     EngineOption(
         "max_retries", "int", 5,
-        "retries after 429, 5xx and dropped connections, with exponential backoff and jitter; Retry-After is "
-        "honoured. A request that timed out is retried once only (a hung server stays hung)",
+        "retries after 429, 5xx and dropped connections, with exponential backoff and jitter; Retry-After (seconds "
+        "or a date) is honoured, up to 120 s. A request that timed out is retried once only (a hung server stays "
+        "hung), and no retry starts more than 10 minutes after the first attempt's deadline",
         minimum=0,
     ),
     EngineOption("retry_backoff", "float", 1.0, "the first retry delay in seconds (doubled per retry, at most 30 s)", minimum=0.0),

@@ -1,62 +1,83 @@
-"""The HTTP side of the ``openai`` engine: requests, retries, timeouts, scrubbing, probing.
+"""The HTTP side of the ``openai`` engine: one keep-alive client, deadlines, retries, redirects.
 
 :class:`OpenAITransport` is the base class of
-:class:`~pytest_ruler.engines.openai.OpenAIEngine`; it owns the connection
-settings (``base_url``, the API key, ``timeout``, ``max_retries``,
-``retry_backoff``) and everything said over the wire, with ``urllib`` only.
+:class:`~pytest_ruler.engines.openai.OpenAIEngine` (whose server probing is in
+:mod:`.openai_server`); it owns the connection settings (``base_url``, the API
+key, ``timeout``, ``max_retries``, ``retry_backoff``) and everything said over
+the wire.
 
 Data flow::
 
-    _connect(config) ──► base URL parsed (credentials refused, query hidden)
-    _served_entry()   ──► GET {base}/models once (10 s at most; no retries)
-    _choose_endpoint  ──► one-token probes of /completions: ids, text, or chat
-    _post_json        ──► POST with retries after 429/5xx/dropped connections
-                          (exponential backoff with jitter, Retry-After honoured,
-                          a timed-out request retried once only)
+    connect(config, options) ──► base URL parsed (credentials refused, query kept apart)
+                             ──► api_key(): RULER_API_KEY stripped, control characters refused
+                             ──► one httpx.Client over a DeadlineTransport (keep-alive pool
+                                 of ``concurrency`` + 1 connections), closed by close_transport()
+    get_json(path, deadline) ──► one GET, no retries (start-up: 10 s for the whole check)
+    post_json(path, body)    ──► tenacity: retries after 429/5xx/dropped connections
+                                 (Retry-After in seconds or as an HTTP date, else exponential
+                                 backoff with seeded jitter; at most ``max_retries`` retries, a
+                                 timed-out request once, none starting later than 10 minutes
+                                 past the first attempt's deadline)
+    both ──► _request ──► _exchange: send, follow redirects (at most 5; Authorization only
+                          to the same scheme, host and port; said once), read at most
+                          64 MiB ──► the JSON answer, parsed, nothing scrubbed in it
 
-Timeouts: ``timeout`` when given; else 120 s plus 5 s per 1K prompt tokens
-(a non-streamed long prompt sends nothing until it is done).
+Deadlines: a request's ``timeout`` bounds the whole request (connect, send,
+headers, body), however slowly the server sends its bytes
+(:mod:`.http_deadline`). ``timeout`` when given; else 120 s plus 5 s per 1K
+prompt tokens (a non-streamed long prompt sends nothing until it is done).
 
-Secrets: the API key comes only from ``RULER_API_KEY`` and is sent as
-``Authorization: Bearer``; every text that leaves here (errors, bodies,
-answers) has it scrubbed, and URLs are shown without user info or query.
+Outside text: whatever the server says (error bodies, model names, redirect
+targets) reaches messages only through :func:`~pytest_ruler.outside_text.shown`
+(the key scrubbed, control characters escaped). The parsed JSON is handed back
+as parsed: the engine scrubs the values it keeps (one rule,
+:func:`~pytest_ruler.secrets.scrub`). An error that could quote a request
+header (the HTTP library refusing one) is reported by its type only.
 
-Public names: ``OpenAITransport``; :mod:`.openai` also uses the private
-helpers ``_HTTPFailure`` and ``_display_url``.
+Notices: things the user should hear once (a redirect, a server answering as
+another model) are logged and kept until the engine's ``on_wait`` line sink
+is set, then said there (``ruler: warning: ...``), each once.
+
+Public names: ``OpenAITransport`` (``connect``, ``get_json``, ``post_json``,
+``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``,
+``BASE_TIMEOUT``, ``STARTUP_TIMEOUT``.
 """
 
 from __future__ import annotations
 
 import email.utils
-import http.client
 import json
 import logging
-import os
 import random
-import socket
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from typing import Any
+from typing import Any, Callable
+
+import httpx
+import tenacity
 
 from ..errors import RulerUsageError
-from ..secrets import API_KEY_ENV
-from .options import PARAMETER
+from ..outside_text import shown
+from ..secrets import API_KEY_ENV, api_key
+from .http_deadline import DeadlineTransport
 
-__all__ = ["OpenAITransport"]
+__all__ = ["BASE_TIMEOUT", "STARTUP_TIMEOUT", "HTTPFailure", "OpenAITransport", "display_url"]
 
 log = logging.getLogger("pytest_ruler.engines.openai")  # one logger for the engine and its transport
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_RETRY_AFTER = 120.0
 _MAX_BACKOFF = 30.0
-_STARTUP_TIMEOUT = 10.0
-# a request's read timeout when none is given: a server that sends nothing for this long is
-# taken as hung. Long prompts get longer (prefill and queueing grow with length).
-_BASE_TIMEOUT = 120.0
+_RETRY_WINDOW = 600.0  # no retry starts later than this past the first attempt's deadline
+STARTUP_TIMEOUT = 10.0  # the whole start-up check (GET /models, and /v1/models when that 404s)
+# a request's deadline when none is given: a server that has not answered by then is taken
+# as hung. Long prompts get longer (prefill and queueing grow with length).
+BASE_TIMEOUT = 120.0
 _TIMEOUT_PER_1K_TOKENS = 5.0
 _TIMEOUT_RETRIES = 1  # a request that timed out is tried once more, not max_retries times
+_MAX_REDIRECTS = 5
+_MAX_ANSWER_BYTES = 64 * 2**20
 
 
 class _Secret:
@@ -82,17 +103,17 @@ class _Secret:
         return (_Secret, (None,))
 
 
-class _HTTPFailure(Exception):
-    """An HTTP answer or transport failure, already scrubbed of secrets."""
+class HTTPFailure(Exception):
+    """An HTTP answer or transport failure; its message is safe to show (scrubbed, escaped)."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None, body: str = "", detail: str = "", timed_out: bool = False) -> None:
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None,
+                 detail: str = "", timed_out: bool = False) -> None:
         super().__init__(message)
         self.timed_out = timed_out
         self.detail = detail or message
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
-        self.body = body
 
 
 def _parse_base_url(raw: str) -> tuple[str, str, str]:
@@ -100,224 +121,160 @@ def _parse_base_url(raw: str) -> tuple[str, str, str]:
     parts = urllib.parse.urlsplit(raw.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RulerUsageError(
-            "--ruler-base-url", _display_url(raw),
+            "--ruler-base-url", display_url(raw),
             "give the server's OpenAI API root, e.g. http://127.0.0.1:8000/v1",
         )
     if parts.username or parts.password:
         raise RulerUsageError(
-            "--ruler-base-url", _display_url(raw),
+            "--ruler-base-url", display_url(raw),
             f"do not put credentials in the URL; set the API key in the environment variable {API_KEY_ENV}",
         )
     base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
-    return base, parts.query, base
+    return base, parts.query, display_url(base)
 
 
-def _display_url(raw: str) -> str:
-    """A URL without user info, query or fragment (they may hold secrets)."""
+def display_url(raw: object) -> str:
+    """A URL without user info, query or fragment (they may hold secrets), controls escaped."""
     try:
         parts = urllib.parse.urlsplit(str(raw).strip())
         host = parts.hostname or ""
         if ":" in host:
             host = f"[{host}]"
         netloc = host + (f":{parts.port}" if parts.port else "")
-        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+        return shown(urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", "")), limit=None)
     except ValueError:
         return "<unparsable URL>"
 
 
 def _retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds to wait: a number of seconds or an HTTP date (RFC 9110), at most 120 s."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, min(float(value), _MAX_RETRY_AFTER))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, min(seconds, _MAX_RETRY_AFTER)) if seconds == seconds else None  # NaN: no advice
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    if when is None:
+    if when is None or when.tzinfo is None:
         return None
     return max(0.0, min(when.timestamp() - time.time(), _MAX_RETRY_AFTER))
 
 
-def _error_text(body: str, limit: int = 300) -> str:
-    """The useful part of an error body (OpenAI shape ``{"error": {"message"}}``)."""
-    text = body.strip()
+def _error_text(body: bytes, limit: int = 300) -> str:
+    """The useful part of an error body (OpenAI shape ``{"error": {"message"}}``), safe to show."""
+    text = body.decode("utf-8", "replace")
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         err = data.get("error", data.get("detail", data.get("message")))
         if isinstance(err, dict):
             err = err.get("message", err)
         if err is not None:
-            text = err if isinstance(err, str) else json.dumps(err)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+            try:
+                text = err if isinstance(err, str) else json.dumps(err)
+            except (TypeError, ValueError, RecursionError):
+                text = type(err).__name__
+    return shown(text, limit)
+
+
+def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:
+    return (a.scheme, a.host, a.port) == (b.scheme, b.host, b.port)
+
+
+class _RetryPolicy:
+    """When and how long to wait before retrying one POST (tenacity's stop, wait and retry)."""
+
+    def __init__(self, retries: int, backoff: float, jitter: random.Random, window: float) -> None:
+        self.retries, self.backoff, self.jitter, self.window = retries, backoff, jitter, window
+        self.timeouts = 0
+
+    @staticmethod
+    def worth_retrying(exc: BaseException) -> bool:
+        return isinstance(exc, HTTPFailure) and exc.retryable
+
+    def wait(self, state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        advised = getattr(exc, "retry_after", None)
+        if advised is not None:
+            return advised
+        return min(_MAX_BACKOFF, self.backoff * 2 ** (state.attempt_number - 1)) * (0.5 + self.jitter.random())
+
+    def stop(self, state: tenacity.RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        self.timeouts += bool(getattr(exc, "timed_out", False))
+        late = (state.seconds_since_start or 0.0) + state.upcoming_sleep > self.window
+        return state.attempt_number > self.retries or self.timeouts > _TIMEOUT_RETRIES or late
+
+    def before_sleep(self, state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning("openai engine: %s; retry %d/%d in %.1f s", exc, state.attempt_number, self.retries, state.upcoming_sleep)
 
 
 class OpenAITransport:
-    """Connection settings, HTTP requests and server probing of the openai engine.
+    """Connection settings and HTTP requests of the openai engine (see the module docstring)."""
 
-    The engine subclass supplies ``tokenizer`` and ``extra_body``, which the
-    one-token probes of :meth:`_choose_endpoint` send.
-    """
-
-    def _connect(self, config: Any, options: dict[str, Any]) -> None:
-        """The connection settings from a config and its coerced options (no request yet)."""
+    def connect(self, config: Any, options: dict[str, Any]) -> None:
+        """The connection settings from a config and its coerced options; opens the client (no request yet)."""
         self.config, self.model = config, config.model
-        self._key = _Secret(os.environ.get(API_KEY_ENV))
         self._base, self._query, self.base_url = _parse_base_url(config.base_url)
-        # None: scaled with the prompt (see _timeout_for); a number: that many seconds for every request
+        self._key = _Secret(api_key())
+        # None: scaled with the prompt (see _timeout_for); a number: the deadline of every request
         self.timeout = options["timeout"]
         self.max_retries = options["max_retries"]
         self.retry_backoff = options["retry_backoff"]
-        self.on_wait: Any = None  # callable(line): told what the run waits for, every WAIT_NOTICE seconds
+        self._notes_lock = threading.Lock()
+        self._said: set[str] = set()
+        self._unsaid: list[str] = []
+        self._on_wait: Callable[[str], None] | None = None
+        transport = DeadlineTransport(self._base, max_connections=options["concurrency"] + 1)
+        self._client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False, timeout=None)
 
-    # ------------------------------------------------------------------ server probing
+    def close_transport(self) -> None:
+        """Close the client and its connections (idempotent)."""
+        client = getattr(self, "_client", None)
+        if client is not None:
+            client.close()
 
-    def _served_entry(self) -> dict[str, Any]:
-        """GET /models once: the server must answer and serve ``self.model``."""
-        try:
-            data = self._get_json("/models")
-        except _HTTPFailure as exc:
-            if exc.status == 404 and not self._base.rstrip("/").endswith("/v1"):
-                alt = self._base + "/v1"
-                try:
-                    data = self._get_json("/models", base=alt)
-                except _HTTPFailure:
-                    data = None
-                if data is not None:
-                    log.info("openai engine: %s has no /models; using %s", self.base_url, alt)
-                    self._base = self.base_url = alt
-                    return self._pick_model(data)
-            raise self._startup_error(exc) from None
-        return self._pick_model(data)
+    # ------------------------------------------------------------------ notices
 
-    def _startup_error(self, exc: _HTTPFailure) -> RulerUsageError:
-        url = self.base_url
-        if exc.status in (401, 403):
-            have = "is set but was refused" if self._key else "is not set"
-            return RulerUsageError(
-                "--ruler-base-url", url,
-                f"the server refused the request (HTTP {exc.status}): the API key from {API_KEY_ENV} {have}; "
-                f"export {API_KEY_ENV} with the server's key",
-            )
-        if exc.status is None:
-            return RulerUsageError(
-                "--ruler-base-url", url,
-                f"the OpenAI-compatible server is unreachable ({exc.detail}); start it first, e.g. "
-                f"`vllm serve MODEL --port 8000`, then pass its API root, e.g. http://127.0.0.1:8000/v1",
-            )
-        return RulerUsageError(
-            "--ruler-base-url", url,
-            f"GET {url}/models answered HTTP {exc.status} ({exc.detail}); is this the API root of an "
-            "OpenAI-compatible server (it usually ends in /v1)?",
-        )
+    @property
+    def on_wait(self) -> Callable[[str], None] | None:
+        """Where lines for the user go (the plugin sets it): waits, and each notice once."""
+        return getattr(self, "_on_wait", None)
 
-    def _pick_model(self, data: Any) -> dict[str, Any]:
-        entries = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(entries, list):
-            raise RulerUsageError(
-                "--ruler-base-url", self.base_url,
-                "GET /models did not return an OpenAI model list; is this an OpenAI-compatible server?",
-            )
-        served = [e for e in entries if isinstance(e, dict) and "id" in e]
-        for entry in served:
-            if entry["id"] == self.model:
-                return entry
-        names = ", ".join(repr(str(e["id"])) for e in served) or "none"
-        raise RulerUsageError(
-            "--ruler-model", self.model,
-            f"the server at {self.base_url} does not serve this model; it serves: {names}. "
-            "Pass one of these with --ruler-model (and the matching --ruler-tokenizer if it is not a local name)",
-        )
+    @on_wait.setter
+    def on_wait(self, say: Callable[[str], None] | None) -> None:
+        self._on_wait = say
+        self._say_notices()
 
-    def _choose_endpoint(self, endpoint: str, prompt_format: str) -> tuple[str, str]:
-        """Probe /completions with one-token requests: which endpoint, ids or text.
+    def _notice(self, text: str) -> None:
+        """Tell the user ``text`` once (logged now, said when the line sink is there)."""
+        with self._notes_lock:
+            if text in self._said:
+                return
+            self._said.add(text)
+            self._unsaid.append(text)
+        log.warning("openai engine: %s", text)
 
-        Token ids first (exactly what was budgeted). Servers that want text say
-        so differently: 400/422, or 500 from llama-cpp-python (its validation
-        error). A 5xx is only taken as "no ids" when a text probe then works
-        and the ids probe fails a second time, so a transient error never
-        switches a vLLM server to text. Text is sent with
-        ``add_special_tokens: false`` (vLLM: no BOS, as counted) or, when a
-        strict server refuses that field, without it.
-        """
-        if endpoint == "chat":
-            return "chat", "messages"
-        if prompt_format in ("auto", "ids"):
-            try:
-                self._probe("ids", retries=0 if prompt_format == "auto" else 2)
-                return "completions", "ids"
-            except _HTTPFailure as exc:
-                if exc.status in (404, 405):
-                    return self._no_completions(endpoint, exc)
-                if prompt_format == "ids" or not (exc.status in (400, 422) or exc.retryable):
-                    raise self._probe_error(exc) from None
-                ids_failure = exc
-            self._probe_text()  # raises when text fails too
-            if ids_failure.status not in (400, 422):
-                try:
-                    self._probe("ids", retries=0)
-                except _HTTPFailure:
-                    pass
-                else:  # the first failure was transient after all
-                    return "completions", "ids"
-            log.info("openai engine: %s refuses token-id prompts (%s); sending text", self.base_url, ids_failure.detail)
-            return "completions", "text"
-        self._probe_text()
-        return "completions", "text"
-
-    def _probe(self, fmt: str, *, retries: int, no_bos_field: bool = False) -> None:
-        body: dict[str, Any] = {"model": self.model, "max_tokens": 1, "temperature": 0, **self.extra_body}
-        if fmt == "ids":
-            body["prompt"] = self.tokenizer.encode("Hello") or [0]
-        else:
-            body["prompt"] = "Hello"
-            if no_bos_field:
-                body["add_special_tokens"] = False
-        self._post_json("/completions", body, retries=retries)
-
-    def _probe_text(self) -> None:
-        try:
-            self._probe("text", retries=2, no_bos_field=True)
-            self._no_bos_field = True
+    def _say_notices(self) -> None:
+        """Say the notices not said yet; call from the thread that owns the line sink."""
+        say = self.on_wait
+        if say is None:
             return
-        except _HTTPFailure as exc:
-            if exc.status not in (400, 422):
-                raise self._probe_error(exc) from None
-        try:  # a strict server that refuses the add_special_tokens field
-            self._probe("text", retries=2)
-        except _HTTPFailure as exc:
-            raise self._probe_error(exc) from None
-        self._no_bos_field = False
-
-    def _no_completions(self, endpoint: str, exc: _HTTPFailure) -> tuple[str, str]:
-        if endpoint == "auto":
-            log.info("openai engine: %s has no /completions; using /chat/completions", self.base_url)
-            return "chat", "messages"
-        raise RulerUsageError(
-            PARAMETER, f"endpoint={endpoint}",
-            f"the server at {self.base_url} has no /completions endpoint (HTTP {exc.status}); use 'chat' or 'auto'",
-        )
-
-    def _probe_error(self, exc: _HTTPFailure) -> RulerUsageError:
-        return RulerUsageError(
-            "--ruler-base-url", self.base_url,
-            f"a one-token test completion failed ({exc}); check the model name, the options and the server's log",
-        )
+        with self._notes_lock:
+            lines, self._unsaid = self._unsaid, []
+        for line in lines:
+            say(f"ruler: warning: {line}")
 
     # ------------------------------------------------------------------ HTTP
-
-    def _scrub(self, text: str) -> str:
-        key = self._key.get()
-        if key:
-            text = text.replace(key, "<secret>")
-        return text
 
     def _url(self, path: str, base: str | None = None) -> str:
         url = (base or self._base) + path
@@ -333,66 +290,95 @@ class OpenAITransport:
     def _timeout_for(self, prompt_tokens: int) -> float:
         if self.timeout is not None:
             return self.timeout
-        return _BASE_TIMEOUT + _TIMEOUT_PER_1K_TOKENS * prompt_tokens / 1000
+        return BASE_TIMEOUT + _TIMEOUT_PER_1K_TOKENS * prompt_tokens / 1000
 
-    def _request(self, method: str, path: str, body: Any = None, *, base: str | None = None, timeout: float | None = None) -> Any:
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(self._url(path, base), data=data, headers=self._headers(), method=method)
-        where = f"{method} {_display_url(base or self._base)}{path}"
-        timeout = timeout or self._timeout_for(0)
+    def _request(self, method: str, path: str, body: Any = None, *, base: str | None = None, seconds: float | None = None,
+                 deadline: float | None = None) -> Any:
+        """One request, ended by ``deadline`` (monotonic) or ``seconds`` from now; the parsed JSON answer."""
+        seconds = seconds or self._timeout_for(0)
+        deadline = deadline if deadline is not None else time.monotonic() + seconds
+        where = f"{method} {display_url(base or self._base)}{path}"
+        status, headers, raw = self._exchange(method, self._url(path, base), body, deadline, where, seconds)
+        if status >= 300:
+            detail = _error_text(raw) or f"HTTP {status}"
+            raise HTTPFailure(f"{where}: HTTP {status}: {detail}", status=status, retryable=status in _RETRY_STATUS,
+                              retry_after=_retry_after(headers.get("Retry-After")), detail=detail)
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            try:
-                text = exc.read().decode("utf-8", "replace")
-            except Exception:
-                text = ""
-            status = exc.code
-            detail = self._scrub(_error_text(text) or str(exc.reason))
-            raise _HTTPFailure(
-                f"{where}: HTTP {status}: {detail}",
-                status=status,
-                retryable=status in _RETRY_STATUS,
-                retry_after=_retry_after(exc.headers.get("Retry-After") if exc.headers else None),
-                body=self._scrub(text),
-                detail=detail,
-            ) from None
-        except (socket.timeout, TimeoutError):
-            raise _HTTPFailure(f"{where}: no answer within {timeout:g} s (set --ruler-engine-option=timeout=SECONDS to wait longer)", retryable=True, timed_out=True) from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            # refused/reset connections and timeouts are worth retrying while a
-            # batch runs (a server restarting); at start-up GET /models never retries
-            retryable = isinstance(reason, OSError)
-            detail = self._scrub(str(reason))
-            raise _HTTPFailure(f"{where}: {detail}", retryable=retryable, detail=detail) from None
-        except (http.client.HTTPException, ConnectionError, OSError) as exc:
-            raise _HTTPFailure(f"{where}: {type(exc).__name__}: {self._scrub(str(exc))}", retryable=True) from None
-        try:  # whatever the server sends back, the key never gets further than here
-            return json.loads(self._scrub(raw.decode("utf-8")))
-        except ValueError:
-            raise _HTTPFailure(f"{where}: the answer is not JSON", retryable=False) from None
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
+            raise HTTPFailure(f"{where}: the answer is not JSON") from None
 
-    def _get_json(self, path: str, base: str | None = None) -> Any:
-        return self._request("GET", path, base=base, timeout=self.timeout or _STARTUP_TIMEOUT)
+    def _exchange(self, method: str, url: str, body: Any, deadline: float, where: str, seconds: float) -> tuple[int, httpx.Headers, bytes]:
+        """Send, follow redirects, read the body: (status, headers, body bytes)."""
+        try:
+            request = self._client.build_request(
+                method, url, headers=self._headers(), content=None if body is None else json.dumps(body).encode("utf-8"),
+                timeout=httpx.Timeout(seconds), extensions={"deadline": deadline},
+            )
+            for _ in range(_MAX_REDIRECTS + 1):
+                response = self._client.send(request, stream=True)
+                try:
+                    if response.is_redirect and response.next_request is not None:
+                        request = self._redirected(request, response.next_request)
+                        continue
+                    return response.status_code, response.headers, self._read(response, where)
+                finally:
+                    response.close()
+        except httpx.TimeoutException:
+            raise HTTPFailure(f"{where}: no complete answer within {seconds:g} s "
+                              "(set --ruler-engine-option=timeout=SECONDS to wait longer)", retryable=True, timed_out=True) from None
+        except (httpx.LocalProtocolError, UnicodeError, ValueError, TypeError) as exc:
+            # the HTTP library refused what we send: its message may quote a header (the key)
+            raise HTTPFailure(f"{where}: the request could not be sent ({type(exc).__name__}; its headers are not shown, "
+                              f"they carry the API key: check {API_KEY_ENV})") from None
+        except httpx.HTTPError as exc:  # refused/reset connections, a server restarting: worth retrying
+            detail = shown(exc) or type(exc).__name__
+            raise HTTPFailure(f"{where}: {detail}", retryable=isinstance(exc, httpx.TransportError), detail=detail) from None
+        raise HTTPFailure(f"{where}: more than {_MAX_REDIRECTS} redirects")
 
-    def _post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None, timeout: float | None = None) -> Any:
+    def _redirected(self, sent: httpx.Request, following: httpx.Request) -> httpx.Request:
+        """The next request of a redirect: the key goes only where the first request went."""
+        elsewhere = not _same_origin(sent.url, following.url)
+        if elsewhere:
+            following.headers.pop("Authorization", None)
+        self._notice(
+            f"the server at {self.base_url} redirected {sent.method} {display_url(sent.url)} to {display_url(following.url)}"
+            + ("; that is another host or scheme, so the API key is not sent there" if elsewhere and self._key else "")
+            + "; pass the address it redirects to as --ruler-base-url"
+        )
+        return following
+
+    @staticmethod
+    def _read(response: httpx.Response, where: str) -> bytes:
+        parts, size = [], 0
+        for part in response.iter_bytes():
+            size += len(part)
+            if size > _MAX_ANSWER_BYTES:
+                raise HTTPFailure(f"{where}: the answer is larger than {_MAX_ANSWER_BYTES // 2**20} MiB")
+            parts.append(part)
+        return b"".join(parts)
+
+    def get_json(self, path: str, base: str | None = None, *, deadline: float | None = None) -> Any:
+        """GET once, no retries, within ``deadline`` (monotonic; default: ``timeout`` or 10 s from now)."""
+        seconds = self.timeout or STARTUP_TIMEOUT
+        return self._request("GET", path, base=base, seconds=seconds, deadline=deadline)
+
+    def post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None,
+                   timeout: float | None = None) -> Any:
+        """POST with retries (see the module docstring); each attempt within ``timeout`` seconds; the JSON answer."""
         retries = self.max_retries if retries is None else retries
-        jitter = jitter or random.Random(0)
-        attempt = timeouts = 0
-        while True:
-            try:
-                return self._request("POST", path, body, timeout=timeout)
-            except _HTTPFailure as exc:
-                timeouts += exc.timed_out
-                if not exc.retryable or attempt >= retries or timeouts > _TIMEOUT_RETRIES:
-                    if attempt:
-                        exc.args = (f"{exc.args[0]} (after {attempt} retries)",)
-                    raise
-                delay = exc.retry_after
-                if delay is None:
-                    delay = min(_MAX_BACKOFF, self.retry_backoff * 2**attempt) * (0.5 + jitter.random())
-                attempt += 1
-                log.warning("openai engine: %s; retry %d/%d in %.1f s", exc, attempt, retries, delay)
-                time.sleep(delay)
+        seconds = timeout or self._timeout_for(0)
+        policy = _RetryPolicy(retries, self.retry_backoff, jitter or random.Random(0), window=seconds + _RETRY_WINDOW)
+        attempts = tenacity.Retrying(stop=policy.stop, wait=policy.wait, retry=tenacity.retry_if_exception(policy.worth_retrying),
+                                     before_sleep=policy.before_sleep, reraise=True)
+        tries = 0
+        try:
+            for attempt in attempts:
+                tries = attempt.retry_state.attempt_number
+                with attempt:
+                    return self._request("POST", path, body, seconds=seconds)
+        except HTTPFailure as exc:
+            if tries > 1:
+                exc.args = (f"{exc.args[0]} (after {tries - 1} retries)",)
+            raise
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover

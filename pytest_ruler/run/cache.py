@@ -12,7 +12,8 @@ Secrets are never part of an identity, so never part of the file. Each
 completion is committed as soon as it finishes (WAL mode, busy timeout), so
 several xdist workers can write at once and a killed run keeps every finished
 sample; a rerun of the same command makes zero engine calls. Only successful
-completions are stored: errors and over-length refusals are recomputed.
+completions are stored: an answer that came with an error (a malformed answer,
+a failed request) and over-length refusals are recomputed.
 
 A corrupt file is moved aside and replaced (a warning names both files); a
 folder that cannot hold the database means a run without a cache, with one
@@ -152,7 +153,7 @@ class PredictionCache:
         return found
 
     def put(self, key: str, completion: Completion) -> None:
-        if not completion.ok or not self._writable:
+        if not completion.ok or completion.error is not None or not self._writable:
             return
         try:
             with self._lock:

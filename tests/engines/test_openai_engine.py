@@ -15,6 +15,7 @@ answers each test scripts (retries, 404 fallback, API key, over-length).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
@@ -335,7 +336,7 @@ def test_identity_and_registry(tokenizer):
         eng.close()
         assert server.calls[0].path == "/v1/models?api-version=1"
     assert ident["engine"] == "openai" and ident["model"] == "stub-model"
-    assert ident["base_url"] == server.base_url and ident["served_model_root"] == "/srv/models/stub"
+    assert ident["base_url"] == server.base_url and ident["served_model"]["root"] == "/srv/models/stub"
     assert ident["endpoint"] == "completions"
     json.dumps(ident)
 
@@ -435,6 +436,59 @@ def test_the_plugin_item_passes_through_the_real_server(llama_server, pytester):
     assert report["backend"] == "openai" and item["engine_calls"] == 4, item
     assert item["score"] >= 70, item["failures"]
     result.assert_outcomes(passed=1)
+
+
+@pytest.fixture(scope="module")
+def keyed_llama_server(request, tmp_path_factory):
+    """llama.cpp's server that wants an API key (``--api_key``); the key is the test's parameter."""
+    missing = launcher.missing_modules()
+    if missing:
+        pytest.skip(f"llama-cpp-python's server is not installed (missing {', '.join(missing)}): {launcher.INSTALL}")
+    from pytest_ruler.tasks.tokenizer import embedded_gguf_path
+
+    try:
+        gguf = embedded_gguf_path("smollm2-135m")
+    except RulerUsageError as exc:
+        pytest.skip(str(exc))
+    servers = {}
+    with contextlib.ExitStack() as stack:
+        def start(key: str) -> str:
+            if key not in servers:
+                log = tmp_path_factory.mktemp("llama-keyed") / "server.log"
+                servers[key] = stack.enter_context(launcher.llama_cpp_server(
+                    gguf, alias="smollm2-135m", n_ctx=4096, log_path=log, extra_args=("--api_key", key), ready_key=key))
+            return servers[key]
+
+        yield start
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("from_env, key, traces", [
+    pytest.param("sk-crlf-2b7e41c9d05af3e8\r", "sk-crlf-2b7e41c9d05af3e8", ["sk-crlf-2b7e41c9d05af3e8"], id="crlf-file"),
+    pytest.param("x", "x", ["Bearer x", "API_KEY=x", "'x'"], id="one-character"),
+])
+def test_a_real_server_with_an_odd_key_answers_right_and_the_key_leaves_no_trace(keyed_llama_server, pytester, monkeypatch,
+                                                                                from_env, key, traces):
+    """A key read from a CRLF file ("$(cat key.txt)" keeps the \\r) and a 1-character key, through
+    the plugin and llama.cpp's server: right answers, and the key in no output, report or cache."""
+    url = keyed_llama_server(key)
+    monkeypatch.setenv("RULER_API_KEY", from_env)
+    args = ("-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=openai", f"--ruler-base-url={url}",
+            "--ruler-engine-option=max_context=4096,concurrency=1", "--ruler-threshold=40", "--ruler-tasks=niah_single_1",
+            "--ruler-lengths=1k", "--ruler-samples=2", "--ruler-report=r.json", "--ruler-markdown=r.md")
+    result = pytester.runpytest_subprocess(*args, timeout=600)
+    item = json.loads((pytester.path / "r.json").read_text())["items"][0]
+    assert item["error"] is None and item["engine_calls"] == 2 and item["score"] >= 50, item
+    result.assert_outcomes(passed=1)
+    monkeypatch.setenv("RULER_API_KEY", key + "-wrong")
+    with pytest.raises(RulerUsageError) as refused:  # the key matters: a wrong one is refused at start
+        _engine(url, model="smollm2-135m", max_context=4096)
+    assert "RULER_API_KEY is set but was refused" in str(refused.value)
+    shown = result.stdout.str() + result.stderr.str() + str(refused.value)
+    written = [(pytester.path / n).read_bytes() for n in ("r.json", "r.md")] + [db.read_bytes() for db in pytester.path.rglob("predictions.sqlite*")]
+    for trace in traces:
+        assert trace not in shown
+        assert all(trace.encode() not in data for data in written)
 
 
 # --------------------------------------------------------------------------- vLLM's server

@@ -45,9 +45,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ready(base_url: str) -> bool:
+def _ready(base_url: str, key: str | None = None) -> bool:
+    request = urllib.request.Request(base_url + "/models", headers={"Authorization": f"Bearer {key}"} if key else {})
     try:
-        with urllib.request.urlopen(base_url + "/models", timeout=2) as resp:
+        with urllib.request.urlopen(request, timeout=2) as resp:
             return bool(json.loads(resp.read()).get("data"))
     except Exception:
         return False
@@ -63,7 +64,9 @@ def llama_cpp_server(
     startup_timeout: float = 120.0,
     extra_args: tuple[str, ...] = (),
     log_path: str | os.PathLike | None = None,
+    ready_key: str | None = None,
 ) -> Iterator[str]:
+    """Serve ``gguf``; ``ready_key``: the API key the readiness check sends (with ``--api_key`` in ``extra_args``)."""
     port = free_port()
     cmd = [
         sys.executable, "-m", "llama_cpp.server",
@@ -81,7 +84,7 @@ def llama_cpp_server(
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + startup_timeout
-        while not _ready(base_url):
+        while not _ready(base_url, ready_key):
             if proc.poll() is not None:
                 raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log_file)}")
             if time.monotonic() > deadline:

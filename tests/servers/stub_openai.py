@@ -5,18 +5,24 @@
 returns ``(status, body)`` or ``(status, body, headers)``; ``None`` means the
 default: ``/v1/models`` lists the stub's models, ``/v1/completions`` and
 ``/v1/chat/completions`` answer ``"ok"``. Every call is recorded in
-``server.calls`` (thread-safe) so a test can count what reached the server.
+``server.calls`` (thread-safe) so a test can count what reached the server,
+and over which connection (``Call.peer``, the client's address and port).
+
+A body given as ``bytes`` is sent as is (not JSON); an answer wrapped in
+:class:`Trickle` is sent one byte at a time, status line and headers
+included, the way a hostile or broken server can hold a client.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-__all__ = ["Call", "StubServer", "completion", "chat_completion"]
+__all__ = ["Call", "StubServer", "Trickle", "completion", "chat_completion"]
 
 
 @dataclass
@@ -27,10 +33,21 @@ class Call:
     body: Any = None
     attempt: int = 0  # how many earlier calls had the same method, path and body
     route: str = ""  # the path without its query string
+    peer: tuple = ()  # the client's (address, port): one per connection
 
     @property
     def prompt(self) -> Any:
         return (self.body or {}).get("prompt")
+
+
+@dataclass
+class Trickle:
+    """An answer the stub sends one byte every ``interval`` seconds."""
+
+    status: int
+    payload: Any
+    interval: float = 0.05
+    headers: dict = field(default_factory=dict)
 
 
 def completion(text: str = "ok", *, finish_reason: str = "stop", prompt_tokens: int | None = None, completion_tokens: int = 1) -> dict:
@@ -73,15 +90,18 @@ class StubServer:
                     body = None
                 with stub._lock:
                     attempt = sum(1 for c in stub.calls if (c.method, c.path, c.body) == (self.command, self.path, body))
-                    call = Call(self.command, self.path, dict(self.headers.items()), body, attempt)
+                    call = Call(self.command, self.path, dict(self.headers.items()), body, attempt, peer=tuple(self.client_address))
                     stub.calls.append(call)
                 call.route = self.path.split("?", 1)[0]
                 answer = stub.handler(call) if stub.handler else None
                 if answer is None:
                     answer = stub.default(call)
+                if isinstance(answer, Trickle):
+                    self._trickle(answer)
+                    return
                 status, payload, *rest = answer
                 headers = rest[0] if rest else {}
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -91,6 +111,20 @@ class StubServer:
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+            def _trickle(self, answer: Trickle) -> None:
+                data = answer.payload if isinstance(answer.payload, bytes) else json.dumps(answer.payload).encode()
+                head = [f"HTTP/1.1 {answer.status} {self.responses.get(answer.status, ('',))[0]}",
+                        "Content-Type: application/json", f"Content-Length: {len(data)}",
+                        *(f"{k}: {v}" for k, v in answer.headers.items())]
+                raw = ("\r\n".join(head) + "\r\n\r\n").encode() + data
+                self.close_connection = True
+                try:
+                    for i in range(len(raw)):
+                        self.wfile.write(raw[i:i + 1])
+                        time.sleep(answer.interval)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up: what a deadline is for
                     pass
 
             do_GET = do_POST = _serve

@@ -31,6 +31,16 @@ def test_only_successful_completions_are_kept(tmp_path):
     cache.close()
 
 
+def test_an_answer_that_came_with_an_error_is_never_kept(tmp_path):
+    """Whatever its finish reason, an answer a failure produced is recomputed, never reused."""
+    cache = PredictionCache(tmp_path)
+    cache.put("stop-with-error", Completion("", 3, 0, "stop", error="malformed answer: choices[0].text is int, not text"))
+    cache.put("malformed", Completion("", 3, 0, "malformed", error="malformed answer: lone surrogate"))
+    assert cache.get_many(["stop-with-error", "malformed"]) == {}
+    assert len(cache) == 0
+    cache.close()
+
+
 def _writer(folder: str, start: int) -> None:
     cache = PredictionCache(folder)
     for i in range(start, start + 200):
