@@ -81,14 +81,12 @@ def parse_question(question: str) -> dict[str, int] | None:
     return {"top": top} if top else None
 
 
-def _count_strategy(question: str, extra: int) -> tuple[Any, dict[str, Any]]:
+def _count_strategy(question: str, extra: int) -> tuple[str, dict[str, Any]]:
     """``count``: the model counts words per chunk; code sums the counts and takes the top k."""
-    from ..mapreduce.strategies import STRATEGIES
-
     q = parse_question(question)
     if q is None:
         raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "no word count found in this question; keep the cwe/fwe template")
-    return STRATEGIES["count"], {"top": q["top"], "top_map": q["top"] + extra}
+    return "count", {"top": q["top"], "top_map": q["top"] + extra}
 
 
 SHORT_LENGTH = 4096  # below this, cwe uses the reference's short-context repeats
@@ -127,7 +125,7 @@ class CommonWordsFamily:
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, length: int, **_: Any) -> "CWEDraft":
         return CWEDraft(args, ctx, rng, length)
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         return _count_strategy(question, extra=5)
 
 
@@ -220,7 +218,7 @@ class FrequentWordsFamily:
               length: int, tokens_to_generate: int = 50, **_: Any) -> "FWEDraft":
         return FWEDraft(args, ctx, rng, fwe_vocab_size(args, length, tokens_to_generate))
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         return _count_strategy(question, extra=5)
 
 

@@ -133,16 +133,14 @@ class NiahFamily:
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "NiahDraft":
         return NiahDraft(args, ctx, rng, index)
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         """Map-reduce strategy for a niah question (parsed from its text): ``retrieve`` when
-        one value is asked for (the model reduces), ``union`` when several are."""
-        from ..errors import RulerUsageError
-        from ..mapreduce.strategies import STRATEGIES, retrieve_hints
-
+        one value is asked for (the model reduces), ``union`` when several are; the hints
+        are the needle kind and the queried keys."""
         q = parse_question(question)
         if q is None:
             raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "not a niah question; keep the niah template")
-        return STRATEGIES["union" if q["plural"] else "retrieve"], retrieve_hints(q["kind"], q["keys"])
+        return "union" if q["plural"] else "retrieve", {"kind": q["kind"], "keys": list(q["keys"])}
 
 
 class NiahDraft:

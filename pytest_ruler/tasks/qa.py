@@ -66,11 +66,9 @@ class QAFamily:
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "QADraft":
         return QADraft(args, ctx, rng, index)
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         """``facts``: each chunk's facts about the question's entities; the model reduces."""
-        from ..mapreduce.strategies import STRATEGIES
-
-        return STRATEGIES["facts"], {}
+        return "facts", {}
 
 
 class QADraft:
