@@ -52,7 +52,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import RulerUsageError
 from ..secrets import API_KEY_ENV
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
-from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .openai_transport import _BASE_TIMEOUT, OpenAITransport, _display_url, _HTTPFailure  # noqa: F401 - _BASE_TIMEOUT: tests read it here
 from .options import engine_options
 
@@ -72,10 +72,15 @@ def _require_base_url(config: EngineConfig) -> None:
         )
 
 
-class OpenAIEngine(OpenAITransport):
+class OpenAIEngine(OpenAITransport, EngineBase):
     """Greedy completions from an OpenAI-compatible server (see module doc)."""
 
     name = "openai"
+    # the context (engines.context): --ruler-max-model-len, the server's max_model_len, the
+    # max_context option, the tokenizer's model_max_length; the start-up check reads the same
+    context_option = "max_context"
+    tokenizer_context = True
+    context_source = "the server's max_model_len"
 
     def __init__(self, config: EngineConfig) -> None:
         _require_base_url(config)
@@ -117,22 +122,9 @@ class OpenAIEngine(OpenAITransport):
                 f"tokenizer.json, or .gguf file> ({exc.fix})",
             ) from None
     def _resolve_max_context(self, options: Mapping[str, Any]) -> int:
-        sources = [
-            ("--ruler-max-model-len", self.config.max_model_len),
-            ("the server's max_model_len", self._entry.get("max_model_len")),
-            ("--ruler-engine-option max_context", options.get("max_context")),
-            ("the tokenizer's model_max_length", getattr(self.tokenizer, "model_max_length", None)),
-        ]
-        for label, value in sources:
-            if value is None:
-                continue
-            try:
-                n = int(value)
-            except (TypeError, ValueError):
-                raise RulerUsageError(label, value, "must be a positive integer") from None
-            if n <= 0 or n > 10**9:  # HF uses a huge sentinel for "unknown"
-                continue
-            return n
+        found = self.context_length(self.config, self._entry.get("max_model_len"), tokenizer=self.tokenizer).tokens
+        if found is not None:
+            return found
         raise RulerUsageError(
             "--ruler-max-model-len", None,
             f"the server at {self.base_url} does not report the model's context length; "

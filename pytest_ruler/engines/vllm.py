@@ -45,7 +45,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
-from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .vllm_model import (
     _cuda_device_count,
     _sampling_fields,
@@ -113,7 +113,7 @@ def _import_vllm() -> Any:
 # --------------------------------------------------------------------------- the engine
 
 
-class VLLMEngine:
+class VLLMEngine(EngineBase):
     """Greedy completions from ``vllm.LLM`` on this machine's GPUs or CPU (see module doc)."""
 
     name = "vllm"
@@ -245,15 +245,17 @@ class VLLMEngine:
         return None
 
     def _resolve_max_context(self) -> int:
+        """What vLLM runs with, through the one resolver the start-up check uses too."""
         value = getattr(self.model_config, "max_model_len", None)
         if value is None:
             value = self._llm_kwargs.get("max_model_len")
-        if value is None:
+        context = self.context_length(self.config, value)
+        if context.tokens is None:
             raise RulerUsageError(
                 "--ruler-max-model-len", None,
                 "vLLM did not report the model's context length; pass it with --ruler-max-model-len=N",
             )
-        return int(value)
+        return context.tokens
 
     def _sampling_params(self, request: GenerationRequest) -> Any:
         kwargs = sampling_kwargs(request, seed=self._llm_kwargs.get("seed"), skip_special_tokens=self._skip_special)

@@ -97,8 +97,16 @@ def test_config_fields_are_the_defaults_of_their_options():
     assert kw["max_model_len"] == 32768
     assert kw["tokenizer"] == "org/tok"
     assert kw["trust_remote_code"] is True
-    kw = vmod.llm_kwargs(cfg(max_model_len=32768, options={"max_model_len": 8192}))
-    assert kw["max_model_len"] == 8192
+    assert vmod.llm_kwargs(cfg(options={"max_model_len": 8192}))["max_model_len"] == 8192
+    assert vmod.llm_kwargs(cfg(max_model_len=8192, options={"max_model_len": 8192}))["max_model_len"] == 8192
+
+
+def test_two_context_limits_that_disagree_are_refused():
+    """One context per run: the start-up check, the engine and map-reduce read the same number."""
+    with pytest.raises(RulerUsageError) as err:
+        vmod.llm_kwargs(cfg(max_model_len=32768, options={"max_model_len": 8192}))
+    assert err.value.parameter == "--ruler-engine-option" and err.value.value == "max_model_len=8192"
+    assert "--ruler-max-model-len=32768" in err.value.fix
 
 
 def test_trust_remote_code_is_never_on_by_default():
@@ -292,7 +300,7 @@ def test_auto_picks_vllm_where_it_runs_else_hf(monkeypatch):
     import importlib.util as iu
 
     from pytest_ruler import engines
-    from pytest_ruler.engines import vllm_model
+    from pytest_ruler.engines import gpus, vllm_model
 
     real = iu.find_spec
     for installed, device, gpu, expected in [
@@ -300,7 +308,7 @@ def test_auto_picks_vllm_where_it_runs_else_hf(monkeypatch):
     ]:
         monkeypatch.setattr(iu, "find_spec", lambda name, *a, _i=installed: (object() if _i else None) if name == "vllm" else real(name, *a))
         monkeypatch.setattr(vllm_model, "vllm_device", lambda _d=device: _d)
-        monkeypatch.setattr(engines, "_gpu_visible", lambda _g=gpu: _g)
+        monkeypatch.setattr(gpus, "gpu_visible", lambda _g=gpu: _g)
         assert engines.resolve_backend("auto") == expected, (installed, device, gpu)
     assert engines.resolve_backend("hf") == "hf" and engines.resolve_backend("vllm") == "vllm"
 
