@@ -45,7 +45,7 @@ from .base import Completion, EngineBase, EngineConfig, GenerationRequest, Resul
 from .hf_options import OPTIONS
 from .options import engine_options
 
-__all__ = ["OPTIONS", "HFEngine", "check_model", "converted_gguf_folder", "resolve_model"]
+__all__ = ["OPTIONS", "HFEngine", "check_model", "converted_gguf_folder", "folder_identity", "resolve_model"]
 
 log = logging.getLogger("pytest_ruler")
 
@@ -122,7 +122,7 @@ def converted_gguf_folder(gguf: Path, name: str | None = None) -> tuple[Path, st
     return folder, json.loads(meta_path.read_text())["sha256"]
 
 
-def _folder_identity(folder: Path) -> str:
+def folder_identity(folder: Path) -> str:
     """A cheap content identity for a local model folder: names, sizes, mtimes of its weights."""
     parts = []
     for p in sorted(folder.glob("*")):
@@ -142,7 +142,7 @@ def _model_identity(config: EngineConfig) -> tuple[str, dict[str, Any]]:
         return str(folder), {"gguf": path.name, "sha256": digest}
     if kind == "folder":
         assert path is not None
-        return str(path), {"folder": str(path.resolve()), "content": _folder_identity(path)}
+        return str(path), {"folder": str(path.resolve()), "content": folder_identity(path)}
     return config.model, {"hub_id": config.model, "revision": revision or "main"}
 
 

