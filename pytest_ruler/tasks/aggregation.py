@@ -12,8 +12,8 @@ capitalised, hyphenated or two-word such as ``TV`` or ``ad hoc``); the example's
 words and the list's are drawn independently, so they may overlap, as in the
 reference. The haystack size n is the number of distinct words. Kept ours: the
 reference shuffles every list with one fixed seed, so all its samples of a size
-put the common words in the same slots (the defect spec §3 names for qa); ours
-shuffles per sample.
+put the common words in the same slots (the reference's qa has the same defect
+with its gold document); ours shuffles per sample.
 
 fwe — arguments ``alpha`` (2.0), ``coded_wordlen`` (6), ``vocab_size`` (None:
 (target length − tokens_to_generate) // 50, as the reference: 80 / 654 / 2620
@@ -27,8 +27,8 @@ Kept ours: the reference sizes n once per run and reuses that count pattern
 for every sample, but each sample draws its own vocabulary and random coded
 words tokenize to 2–4 tokens, so a fixed n leaves some samples about 10 %
 short of the length and takes others over it (the reference never checks).
-Spec §4 asks for every sample to be filled as close to its bound as the unit
-allows and never over budget, so n is sized per sample.
+Every sample here is filled as close to its bound as the unit allows and never
+over budget, so n is sized per sample.
 """
 
 from __future__ import annotations
