@@ -145,7 +145,7 @@ def test_qa_facts_without_an_answer_still_reach_the_reduce(tok):
     that chunk alone cannot answer (the inter-chunk dependency the protocol carries)."""
     from pathlib import Path
 
-    ctx = GenerationContext(tok, frame=BASE_FRAME, hotpotqa=str(Path(__file__).parent.parent / "data" / "hotpotqa_mini.json"))
+    ctx = GenerationContext(tok, frame=BASE_FRAME, hotpotqa=str(Path(__file__).resolve().parents[2] / "data" / "hotpotqa_mini.json"))
     spec = get_task("qa_2")
     [sample] = generate_samples(spec, 4096, samples=1, seed=0, ctx=ctx)
     doc = document_for(sample, spec, get_family(spec.family))
