@@ -45,7 +45,7 @@ def layouts(ns: argparse.Namespace) -> int:
     from pytest_ruler.mapreduce import MapReducer, document_for
     from pytest_ruler.mapreduce.pipeline import MAP_LAYOUTS, RECORD_PREFIX
     from pytest_ruler.mapreduce.protocol import parse_record
-    from pytest_ruler.tasks import generate_samples, get_task
+    from pytest_ruler.tasks import generate_samples, get_family, get_task
 
     length = parse_length(ns.length, "--length")
     config = RulerConfig(model=ns.model, backend=ns.backend, samples=1, no_cache=True)
@@ -59,7 +59,7 @@ def layouts(ns: argparse.Namespace) -> int:
         for task in ("niah_single_1", "niah_multikey_1"):
             spec = get_task(task)
             [sample] = generate_samples(spec, length, samples=1, seed=0, ctx=session.generation_context)
-            doc = document_for(sample, spec)
+            doc = document_for(sample, spec, get_family(spec.family))
             reducer = MapReducer(session.complete, session.tokenizer, session.frame, mr, session.mapreduce_window(mr))
             chunks, requests = reducer.chunks(doc)
             gold = sample.outputs[0]  # measurement only

@@ -1,4 +1,4 @@
-"""A custom engine: the Engine protocol in a dozen lines.
+"""A custom engine: the engine base class in a dozen lines.
 
 This one is a baseline, not a model: it answers with the last 7-digit number
 in the prompt. Select it with --ruler-backend=echo-last-number (see conftest.py).
@@ -6,23 +6,27 @@ in the prompt. Select it with --ruler-backend=echo-last-number (see conftest.py)
 Its options are declared on the class (``options``): ``--ruler-engine-option
 max_context=8192`` is then checked and converted at start-up, and a misspelt
 key is refused with the known ones listed. Without ``options`` every
-``--ruler-engine-option`` passes through unchecked.
+``--ruler-engine-option`` passes through unchecked. ``context_option`` names the
+option that is its context: the start-up check reads it through the same resolver
+as the engine (``--ruler-max-model-len`` first), so a length over it is refused
+before any item runs. ``EngineBase`` gives the other members their defaults
+(``describe``, ``preflight``, ``on_wait``, ``close``).
 """
 
 import re
 
-from pytest_ruler.engines import Completion, EngineOption, check_context
-from pytest_ruler.engines.options import engine_options
+from pytest_ruler.engines import Completion, EngineBase, EngineOption, check_context
 from pytest_ruler.tasks.tokenizer import load_tokenizer
 
 
-class EchoLastNumberEngine:
+class EchoLastNumberEngine(EngineBase):
     name = "echo-last-number"
     options = (EngineOption("max_context", "int", 131072, "the context it claims (--ruler-max-model-len wins)", minimum=1),)
+    context_option = "max_context"
 
     def __init__(self, config):
         self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
-        self.max_context = config.max_model_len or engine_options(config, self.name)["max_context"]
+        self.max_context = self.context_length(config).tokens
 
     def identity(self):
         return {"engine": self.name, "version": 1}
@@ -37,6 +41,3 @@ class EchoLastNumberEngine:
             if on_result:
                 on_result(i, c)
         return out
-
-    def close(self):
-        pass

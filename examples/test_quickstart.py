@@ -15,5 +15,6 @@ def test_passkey_holds_up_to_2k(ruler):
 
 def test_custom_task_at_1k(ruler):
     result = ruler.run("niah_8keys", "1k", samples=3)
-    # a 135M model is not expected to ace this; the report records the number either way
-    assert 0 <= result.score <= 100
+    # a 135M model is not expected to ace this, so no mark here (the report records the score);
+    # what must hold is that the engine answered all 3 prompts, each within its context
+    assert result.error is None and result.samples == 3 and result.over_length == 0, result.failure_message(result.threshold)

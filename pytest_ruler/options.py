@@ -18,8 +18,13 @@ same parser as the option, so ``ruler_samples = many`` is refused like
 ``--ruler-samples=many`` (the message names ``ruler_samples``). Nothing here
 loads a model; a bad value raises one :class:`~pytest_ruler.errors.RulerUsageError`.
 
+Importing this module is cheap (the plugin's entry module does, for every pytest run):
+the spec is data; the parts a configuration needs (engines' registry, tasks, map-reduce)
+are imported by ``build_config``, which runs only when the suite is active.
+
 Public names: ``OPTIONS``, ``Option``, ``PRESETS``, ``RulerConfig``,
-``add_options``, ``build_config``, ``is_active``.
+``add_options``, ``build_config``, ``is_active``, ``option_dest``, ``raw_value``,
+``early_value``.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ from .parsers import (
     parse_text,
 )
 
-__all__ = ["OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "build_config", "is_active"]
+__all__ = ["OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "build_config", "early_value", "is_active",
+           "option_dest", "raw_value"]
 
 @dataclass(frozen=True)
 class Option:
@@ -156,7 +162,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def _dest(name: str) -> str:
+def option_dest(name: str) -> str:
+    """The argparse dest and the ini key of ``--ruler-<name>``: ``ruler_<name>``."""
     return "ruler_" + name.replace("-", "_")
 
 
@@ -170,33 +177,48 @@ def add_options(parser: Any) -> None:
     group = parser.getgroup("ruler", "RULER long-context tests (pytest-ruler)")
     for opt in OPTIONS:
         if opt.flag:
-            group.addoption(f"--ruler-{opt.name}", action="store_true", default=None, dest=_dest(opt.name), help=argparse_help(opt.help))
-            parser.addini(_dest(opt.name), opt.help, type="bool", default=False)
+            group.addoption(f"--ruler-{opt.name}", action="store_true", default=None, dest=option_dest(opt.name), help=argparse_help(opt.help))
+            parser.addini(option_dest(opt.name), opt.help, type="bool", default=False)
         else:
             extra = {"action": "append"} if opt.name == "engine-option" else {}
             shown = opt.help + (f" [default: {opt.default}]" if opt.default else "")
-            group.addoption(f"--ruler-{opt.name}", default=None, dest=_dest(opt.name), metavar=opt.metavar, help=argparse_help(shown), **extra)
-            parser.addini(_dest(opt.name), opt.help, default=None)
+            group.addoption(f"--ruler-{opt.name}", default=None, dest=option_dest(opt.name), metavar=opt.metavar, help=argparse_help(shown), **extra)
+            parser.addini(option_dest(opt.name), opt.help, default=None)
     parser.addini("ruler_task_thresholds", "per-task pass marks, one 'task = score' per line", type="linelist", default=[])
 
 
 def _lookup(config: Any, name: str) -> tuple[Any, str]:
     """An option's raw value and where it came from (``--ruler-<name>`` or the ini key), or (None, option)."""
-    value = config.getoption(_dest(name))
+    value = config.getoption(option_dest(name))
     if value is not None and value != []:
         return value, f"--ruler-{name}"
-    ini = config.getini(_dest(name))
+    ini = config.getini(option_dest(name))
     if ini not in (None, "", [], False):
-        return ini, _dest(name)
+        return ini, option_dest(name)
     return None, f"--ruler-{name}"
 
 
-def _raw(config: Any, name: str) -> Any:
+def raw_value(config: Any, name: str) -> Any:
+    """``--ruler-<name>`` as given (command line, else ini), before parsing; None when unset."""
     return _lookup(config, name)[0]
 
 
+def early_value(early_config: Any, name: str) -> Any:
+    """An option's raw value before the command line is fully parsed (``pytest_load_initial_conftests``):
+    the known args, else the ini key; None when unset."""
+    namespace = getattr(early_config, "known_args_namespace", None)
+    value = getattr(namespace, option_dest(name), None)
+    if value is None or value == []:
+        try:
+            ini = early_config.getini(option_dest(name))
+        except (ValueError, KeyError):
+            ini = None
+        value = ini if ini not in (None, "", []) else None
+    return value
+
+
 def is_active(config: Any) -> bool:
-    return bool(_raw(config, "model"))
+    return bool(raw_value(config, "model"))
 
 
 @dataclass(frozen=True)
@@ -292,7 +314,7 @@ def build_config(config: Any) -> RulerConfig:
     backend = resolve_backend(run["backend"])  # unknown names are refused here, before anything loads
     engine = dict(values["engine-option"] or {})
     engine.update({o.field_name: values[o.name] for o in OPTIONS if o.target == "engine" and values[o.name] is not None})
-    tp = tensor_parallel_size(lambda name: _raw(config, name), strict=True)  # the one reader: also slot counting and worker pinning
+    tp = tensor_parallel_size(lambda name: raw_value(config, name), strict=True)  # the one reader: also slot counting and worker pinning
     if tp is not None:
         engine["tensor_parallel_size"] = tp
     # a top-level option another engine declares (vllm's TP with hf) is kept as given, typed by its own
@@ -315,11 +337,11 @@ def build_config(config: Any) -> RulerConfig:
     if chat not in ("auto", "none", "base") and not Path(chat).expanduser().is_file():
         raise RulerUsageError("--ruler-chat-template", chat, "use auto (the model's own), none (base prompts) or a path to a Jinja file")
     if run.get("baseline") is not None and not run["baseline"].is_file():
-        raise RulerUsageError("--ruler-baseline", _raw(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
+        raise RulerUsageError("--ruler-baseline", raw_value(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
     run.update(
         model=str(run["model"]),
         tasks=tuple(t.name for t in resolve_tasks(str(run.get("tasks", "all")))),
-        lengths_given=_raw(config, "lengths") is not None,
+        lengths_given=raw_value(config, "lengths") is not None,
         task_thresholds=_task_thresholds(config),
         engine_options=engine,
         mapreduce=bool(run.get("mapreduce")) or run.get("required_mapreduce_effective_length") is not None,

@@ -158,7 +158,7 @@ ESSAY_HTML_NAMES: tuple[str, ...] = (
 
 def default_data_dir() -> Path:
     """Folder for downloaded data: ``$RULER_DATA_DIR``, else ``data`` in the pytest-ruler cache."""
-    from ..tasks.tokenizer import cache_root
+    from ..folders import cache_root
 
     env = os.environ.get("RULER_DATA_DIR")
     return Path(env).expanduser() if env else cache_root() / "data"

@@ -1,4 +1,4 @@
-"""The engine protocol: a batch of prompts in, a batch of completions out.
+"""The engine contract: a batch of prompts in, a batch of completions out.
 
 Data flow::
 
@@ -11,7 +11,18 @@ calling the engine at all (finish_reason ``"over_length"``). ``on_result`` is
 called as each completion finishes, so the cache can keep finished work and a
 progress line can move while a long batch runs.
 
-Public names: ``GenerationRequest``, ``Completion``, ``Engine``,
+:class:`EngineBase` is the base class of the built-in engines, with every member the
+run relies on and its default. Before an engine is built (class members):
+``describe(config)`` (the cache identity, so a cached rerun never loads the model;
+default None: build the engine and ask ``identity()``), ``preflight(config)`` (the
+start-up check without loading weights; returns the context length the engine reports,
+default None: unknown) and ``context_length(config, reported)`` (the one resolver of
+:mod:`.context`, with the engine's declared fallbacks). On an engine: ``on_wait`` and
+``on_progress`` (set by the session: a line for the user while it waits, its progress
+inside a batch), ``identity()``, ``generate()`` and ``close()`` (default: nothing to free).
+:class:`Engine` is the same contract as a protocol, for type checks of any engine object.
+
+Public names: ``GenerationRequest``, ``Completion``, ``Engine``, ``EngineBase``,
 ``EngineConfig``, ``ResultCallback``, ``check_context``, ``over_length``.
 """
 
@@ -19,13 +30,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..tasks.tokenizer import Tokenizer
+from .context import ContextLength, resolve_context
+
+if TYPE_CHECKING:  # the tokenizer's type only: importing this module loads no task code
+    from ..tasks.tokenizer import Tokenizer
 
 __all__ = [
     "Completion",
     "Engine",
+    "EngineBase",
     "EngineConfig",
     "GenerationRequest",
     "ResultCallback",
@@ -101,7 +116,7 @@ class Engine(Protocol):
     """What the plugin needs from a back end."""
 
     name: str  # "hf", "vllm", "openai", or a custom engine's name
-    tokenizer: Tokenizer
+    tokenizer: "Tokenizer"
     max_context: int  # prompt + generated tokens the model accepts
 
     def identity(self) -> Mapping[str, Any]:
@@ -114,6 +129,66 @@ class Engine(Protocol):
         """Greedy completions, one per request, in order."""
 
     def close(self) -> None: ...
+
+
+class EngineBase:
+    """The base of the built-in engines: the members the run relies on, with defaults.
+
+    A subclass sets ``name`` (the name it is registered under), ``tokenizer`` and
+    ``max_context`` (from :meth:`context_length`) and implements ``identity()`` and
+    ``generate()``. ``options`` (class attribute, optional) declares the
+    ``--ruler-engine-option`` keys it reads, as a custom engine's factory does. Class
+    attributes say how its context is found: ``context_option`` (an engine option that
+    declares the context when the engine reports none; its declared default counts),
+    ``tokenizer_context`` (the tokenizer's ``model_max_length`` as a last resort) and
+    ``context_source`` (the engine's report, in the user's words).
+    """
+
+    name: ClassVar[str] = "engine"
+    context_option: ClassVar[str | None] = None
+    tokenizer_context: ClassVar[bool] = False
+    context_source: ClassVar[str] = "the {name} engine's model config"
+    tokenizer: "Tokenizer"
+    max_context: int
+    on_wait: Callable[[str], None] | None = None  # set by the session: says what a long wait is for
+    # set by the session for one generate call: (prompts, their prompt tokens, new tokens each, most new tokens)
+    on_progress: Callable[[int, int, int, int], None] | None = None
+
+    @classmethod
+    def describe(cls, config: EngineConfig) -> Mapping[str, Any] | None:
+        """The cache identity without building the engine; None: build it and ask ``identity()``."""
+        return None
+
+    @classmethod
+    def preflight(cls, config: EngineConfig) -> int | None:
+        """The start-up check, without loading a model; returns the context the engine reports (None: unknown)."""
+        return None
+
+    @classmethod
+    def context_length(cls, config: EngineConfig, reported: Any = None, *, tokenizer: Any = None) -> ContextLength:
+        """The context length from ``reported`` (the preflight's answer, or what the loaded engine
+        runs with) and the options, by :func:`.context.resolve_context`'s precedence."""
+        fallbacks: list[tuple[str, Any]] = []
+        if cls.context_option:
+            key = cls.context_option
+            value = (config.options or {}).get(key)  # typed at start-up (options.build_config)
+            label = f"--ruler-engine-option {key}"
+            if value is None:  # the engine's declared default, if it declares one
+                value = next((o.default for o in (getattr(cls, "options", None) or ()) if getattr(o, "key", None) == key), None)
+                label = f"the {cls.name} engine's default {key}"
+            fallbacks.append((label, value))
+        if cls.tokenizer_context and tokenizer is not None:
+            fallbacks.append(("the tokenizer's model_max_length", getattr(tokenizer, "model_max_length", None)))
+        return resolve_context(config.max_model_len, reported, reported_by=cls.context_source.format(name=cls.name), fallbacks=fallbacks)
+
+    def identity(self) -> Mapping[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__}.identity()")
+
+    def generate(self, requests: Sequence[GenerationRequest], on_result: ResultCallback | None = None) -> list[Completion]:
+        raise NotImplementedError(f"{type(self).__name__}.generate()")
+
+    def close(self) -> None:
+        """Free what the engine holds (worker processes, a connection pool); nothing by default."""
 
 
 def over_length(request: GenerationRequest, max_context: int) -> Completion | None:

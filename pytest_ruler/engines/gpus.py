@@ -10,7 +10,7 @@ build (``VLLM_CPU_OMP_THREADS_BIND``), so two engines do not bind the same core.
 The tensor parallel size is read in one place, :func:`tensor_parallel_size`,
 by slot counting (``-n auto``), pinning and the engine's options alike.
 
-Public names: ``visible_gpus``, ``gpu_slots``, ``worker_devices``, ``pin_worker``,
+Public names: ``gpu_visible``, ``visible_gpus``, ``gpu_slots``, ``worker_devices``, ``pin_worker``,
 ``worker_cpus``, ``tensor_parallel_size``.
 """
 
@@ -21,9 +21,16 @@ import re
 import subprocess
 from typing import Any, Callable, Mapping, MutableMapping
 
-__all__ = ["gpu_slots", "pin_worker", "tensor_parallel_size", "visible_gpus", "worker_cpus", "worker_devices"]
+__all__ = ["gpu_slots", "gpu_visible", "pin_worker", "tensor_parallel_size", "visible_gpus", "worker_cpus", "worker_devices"]
 
 CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
+
+
+def gpu_visible() -> bool:
+    """Whether this process can see an NVIDIA GPU, asked without importing torch or CUDA."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    return any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvidiactl"))
 
 
 def tensor_parallel_size(lookup: Callable[[str], Any], *, strict: bool = False) -> int | None:

@@ -17,10 +17,10 @@ on a GGUF-loaded model, so the conversion rebuilds it from its config and
 loads the state dict (all keys must match). The conversion says, on the
 ``pytest_ruler`` logger at WARNING, what it does and then how long it took.
 
-Options (``EngineConfig.options``): declared in ``OPTIONS`` (coerced by
-:mod:`.options`). The ``batch_size`` default, 4 on CPU, is measured: an
-item's prompts have nearly equal lengths, so padding is small (0.88x the
-one-by-one time at 1K with identical answers, see bench/engine_overhead.py).
+Options (``EngineConfig.options``): declared in :mod:`.hf_options` (``OPTIONS``,
+coerced by :mod:`.options`). The context length is the model config's
+``max_position_embeddings`` unless ``--ruler-max-model-len`` says otherwise
+(:mod:`.context`, the same rule as the start-up check).
 
 Progress inside a batch: when the session sets ``on_progress`` for a call,
 each sub-batch reports its start and every decoding step to it (a
@@ -37,23 +37,17 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, check_hub_name, embedded_gguf_path, load_tokenizer
-from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
-from .options import EngineOption, engine_options
+from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .hf_options import OPTIONS
+from .options import engine_options
 
-__all__ = ["OPTIONS", "HFEngine", "check_model", "converted_gguf_folder", "resolve_model"]
+__all__ = ["OPTIONS", "HFEngine", "check_model", "converted_gguf_folder", "folder_identity", "resolve_model"]
 
 log = logging.getLogger("pytest_ruler")
-
-OPTIONS: tuple[EngineOption, ...] = (
-    EngineOption("batch_size", "int", None, "requests per forward pass (--ruler-batch-size wins); default 4 on CPU, 8 on CUDA", minimum=1),
-    EngineOption("threads", "int", None, "torch CPU threads (default: torch's)", minimum=1),
-    EngineOption("revision", "str", None, "model revision of a Hugging Face id (branch, tag or commit); default main"),
-)
-
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
@@ -128,7 +122,7 @@ def converted_gguf_folder(gguf: Path, name: str | None = None) -> tuple[Path, st
     return folder, json.loads(meta_path.read_text())["sha256"]
 
 
-def _folder_identity(folder: Path) -> str:
+def folder_identity(folder: Path) -> str:
     """A cheap content identity for a local model folder: names, sizes, mtimes of its weights."""
     parts = []
     for p in sorted(folder.glob("*")):
@@ -148,7 +142,7 @@ def _model_identity(config: EngineConfig) -> tuple[str, dict[str, Any]]:
         return str(folder), {"gguf": path.name, "sha256": digest}
     if kind == "folder":
         assert path is not None
-        return str(path), {"folder": str(path.resolve()), "content": _folder_identity(path)}
+        return str(path), {"folder": str(path.resolve()), "content": folder_identity(path)}
     return config.model, {"hub_id": config.model, "revision": revision or "main"}
 
 
@@ -234,21 +228,21 @@ def _device_and_dtype(config: EngineConfig, cuda_available: bool) -> tuple[str, 
     return device, dtype
 
 
-class HFEngine:
-    """Greedy generation with transformers (see the module docstring)."""
+class HFEngine(EngineBase):
+    """Greedy generation with transformers (see the module docstring).
+
+    ``on_progress`` (EngineBase), when the session sets it for a call, is called when a
+    sub-batch starts and at each decoding step."""
 
     name = "hf"
-    # set by the session for one generate call (Progress.working): called when a sub-batch starts
-    # and at each decoding step with (prompts, their prompt tokens, new tokens each, most new tokens)
-    on_progress: Callable[[int, int, int, int], None] | None = None
 
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
         """The cache identity, without loading the model (no torch import)."""
-        from . import _gpu_visible
+        from .gpus import gpu_visible
 
         _, model_identity = _model_identity(config)
-        device, dtype = _device_and_dtype(config, _gpu_visible())
+        device, dtype = _device_and_dtype(config, gpu_visible())
         return {
             "engine": "hf",
             "model": model_identity,
@@ -295,13 +289,10 @@ class HFEngine:
             raise RulerUsageError("--ruler-model", config.model, f"transformers could not load it ({type(exc).__name__}: {exc}); pass a local folder, a .gguf file, or a Hugging Face id present in the local cache") from exc
         self.model = model.to(device).eval()
         self.load_seconds = time.perf_counter() - started
-        native = int(getattr(model.config, "max_position_embeddings", 0) or 0)
-        if config.max_model_len:
-            self.max_context = int(config.max_model_len)
-        elif native:
-            self.max_context = native
-        else:
+        context = self.context_length(config, _config_context(model.config.to_dict()))
+        if context.tokens is None:
             raise RulerUsageError("--ruler-max-model-len", None, "the model config has no max_position_embeddings; pass the context length explicitly")
+        self.max_context = context.tokens
         eos = model.generation_config.eos_token_id if model.generation_config is not None else None
         eos = eos if eos is not None else model.config.eos_token_id
         self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [])

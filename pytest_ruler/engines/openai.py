@@ -66,7 +66,7 @@ from ..errors import RulerUsageError
 from ..outside_text import shown
 from ..secrets import API_KEY_ENV, scrub
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
-from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .openai_server import OpenAIServer, model_card, tells_models_apart
 from .openai_transport import BASE_TIMEOUT as _BASE_TIMEOUT  # noqa: F401 - tests read it here
 from .openai_transport import HTTPFailure
@@ -118,10 +118,15 @@ def _require_base_url(config: EngineConfig) -> None:
         )
 
 
-class OpenAIEngine(OpenAIServer):
+class OpenAIEngine(OpenAIServer, EngineBase):
     """Greedy completions from an OpenAI-compatible server (see module doc)."""
 
     name = "openai"
+    # the context (engines.context): --ruler-max-model-len, the server's max_model_len, the
+    # max_context option, the tokenizer's model_max_length; the start-up check reads the same
+    context_option = "max_context"
+    tokenizer_context = True
+    context_source = "the server's max_model_len"
 
     def __init__(self, config: EngineConfig) -> None:
         _require_base_url(config)
@@ -175,23 +180,11 @@ class OpenAIEngine(OpenAIServer):
                 "available locally: pass --ruler-tokenizer=<HF id in the local cache, folder with "
                 f"tokenizer.json, or .gguf file> ({exc.fix})",
             ) from None
+
     def _resolve_max_context(self, options: Mapping[str, Any]) -> int:
-        sources = [
-            ("--ruler-max-model-len", self.config.max_model_len),
-            ("the server's max_model_len", self._entry.get("max_model_len")),
-            ("--ruler-engine-option max_context", options.get("max_context")),
-            ("the tokenizer's model_max_length", getattr(self.tokenizer, "model_max_length", None)),
-        ]
-        for label, value in sources:
-            if value is None:
-                continue
-            try:
-                n = int(value)
-            except (TypeError, ValueError):
-                raise RulerUsageError(label, value, "must be a positive integer") from None
-            if n <= 0 or n > 10**9:  # HF uses a huge sentinel for "unknown"
-                continue
-            return n
+        found = self.context_length(self.config, self._entry.get("max_model_len"), tokenizer=self.tokenizer).tokens
+        if found is not None:
+            return found
         raise RulerUsageError(
             "--ruler-max-model-len", None,
             f"the server at {self.base_url} does not report the model's context length; "

@@ -13,10 +13,11 @@ Data flow::
                                               (coerces again: a no-op on typed
                                               values; declared defaults filled in)
 
-Declarations of the built-in engines live in import-light modules
-(``hf``, ``vllm_options``, ``openai_options``, ``scripted``: no torch, vllm,
-transformers or HTTP client is imported to read them). A third-party engine
-registered with ``register_engine(name, factory)`` declares its own with
+Each engine's declarations are on its registry entry (:mod:`.registry`); those of the
+built-in engines live in import-light modules (``hf_options``, ``vllm_options``,
+``openai_options``, ``scripted_options``: no torch, vllm, transformers or HTTP client
+is imported to read them). A third-party engine registered with
+``register_engine(name, factory)`` declares its own with
 ``factory.options = (EngineOption(...), ...)``; without one its options pass
 through unchecked.
 
@@ -32,7 +33,6 @@ Public names: ``EngineOption``, ``declared_options``, ``coerce_engine_options``,
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -43,14 +43,6 @@ __all__ = ["EngineOption", "cli_options", "coerce_engine_options", "declared_opt
 
 KINDS = ("int", "float", "bool", "str", "json", "choice")
 PARAMETER = "--ruler-engine-option"
-
-# built-in engine -> "module:attribute" of its declaration (import-light modules)
-_BUILTIN_DECLARATIONS = {
-    "hf": "pytest_ruler.engines.hf:OPTIONS",
-    "vllm": "pytest_ruler.engines.vllm_options:OPTIONS",
-    "openai": "pytest_ruler.engines.openai_options:OPTIONS",
-    "scripted": "pytest_ruler.engines.scripted:OPTIONS",
-}
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -184,32 +176,12 @@ class EngineOption:
 # --------------------------------------------------------------------------- declarations
 
 
-def _factory_options(backend: str) -> Any:
-    from . import _CUSTOM
-
-    factory = _CUSTOM.get(backend)
-    return getattr(factory, "options", None) if factory is not None else None
-
-
 def declared_options(backend: str) -> dict[str, EngineOption] | None:
     """The options ``backend`` declares, by key; None when it declares none (pass through)."""
-    if backend in _BUILTIN_DECLARATIONS:
-        module, attribute = _BUILTIN_DECLARATIONS[backend].split(":")
-        declared = getattr(importlib.import_module(module), attribute)
-    else:
-        declared = _factory_options(backend)
-        if not isinstance(declared, (tuple, list)):
-            return None  # none declared (or an unrelated attribute of that name)
-    out: dict[str, EngineOption] = {}
-    for option in declared:
-        if not isinstance(option, EngineOption):
-            raise RulerUsageError(
-                "--ruler-backend", backend,
-                f"the engine's options must be EngineOption objects (got {type(option).__name__}); "
-                "declare them with pytest_ruler.engines.options.EngineOption",
-            )
-        out[option.key] = option
-    return out
+    from .registry import entry  # the registry imports this module: asked when used
+
+    declared = entry(backend).options
+    return None if declared is None else {o.key: o for o in declared}
 
 
 def coerce_engine_options(backend: str, raw: Mapping[str, Any], *, drop_unknown: bool = False) -> dict[str, Any]:
@@ -237,10 +209,9 @@ def coerce_engine_options(backend: str, raw: Mapping[str, Any], *, drop_unknown:
 
 def cli_options() -> list[EngineOption]:
     """Every built-in declaration with a top-level pytest option (``--ruler-<cli>``)."""
-    found: list[EngineOption] = []
-    for backend in _BUILTIN_DECLARATIONS:
-        found += [o for o in (declared_options(backend) or {}).values() if o.cli]
-    return found
+    from .registry import BUILTIN_ENGINES
+
+    return [o for e in BUILTIN_ENGINES.values() for o in (e.options or ()) if o.cli]
 
 
 def unknown_keys(backend: str, raw: Mapping[str, Any]) -> list[str]:

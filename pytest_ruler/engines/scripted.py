@@ -22,8 +22,9 @@ Modes (``--ruler-engine-option=mode=...``):
 - ``error``: every request fails (finish_reason "error").
 - ``crash_after=N``: raises after N completions (to test that finished work is kept).
 
-Options: ``OPTIONS`` declares them (``max_context``, ``mode``, ``crash_after``, ``delay``,
-``fail_load``); they are coerced by :mod:`.options`.
+Options: :mod:`.scripted_options` declares them (``max_context``, ``mode``, ``crash_after``,
+``delay``, ``fail_load``); they are coerced by :mod:`.options`. Its context is
+``max_context`` unless ``--ruler-max-model-len`` says otherwise (:mod:`.context`).
 """
 
 from __future__ import annotations
@@ -33,21 +34,11 @@ import time
 from typing import Any, Mapping, Sequence
 
 from ..tasks.tokenizer import load_tokenizer
-from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
-from .options import EngineOption, engine_options
+from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .options import engine_options
+from .scripted_options import DEFAULT_CONTEXT, MODES, OPTIONS  # noqa: F401 - DEFAULT_CONTEXT, MODES: their home is scripted_options
 
 __all__ = ["OPTIONS", "ScriptedEngine", "know_nothing_answer", "oracle_answer", "record_oracle"]
-
-MODES = ("oracle", "know_nothing", "empty", "echo", "error")
-DEFAULT_CONTEXT = 131072
-
-OPTIONS: tuple[EngineOption, ...] = (
-    EngineOption("mode", "choice", "oracle", "how the scripted test engine answers (see the module doc)", choices=MODES),
-    EngineOption("max_context", "int", DEFAULT_CONTEXT, "the context it claims (--ruler-max-model-len wins)", minimum=1),
-    EngineOption("crash_after", "int", None, "raise after this many completions (finished work must be kept)", minimum=0),
-    EngineOption("delay", "float", 0.0, "seconds per request", minimum=0.0),
-    EngineOption("fail_load", "str", None, "refuse to build, with this text (tests of a failing load)"),
-)
 
 
 def _map_chunk(prompt: str) -> tuple[str, str]:
@@ -127,15 +118,17 @@ def oracle_answer(prompt: str) -> str:
     return ""
 
 
-class ScriptedEngine:
+class ScriptedEngine(EngineBase):
     name = "scripted"
+    options = OPTIONS  # a subclass registered under another name declares the same options
+    context_option = "max_context"
 
     def __init__(self, config: EngineConfig):
         opts = engine_options(config, "scripted")
         self.mode = opts["mode"]
         if opts["fail_load"] is not None:  # to test that a failing engine load is reported once
             raise RuntimeError(f"scripted engine told to fail at load: {opts['fail_load']}")
-        self.max_context = int(config.max_model_len or opts["max_context"])
+        self.max_context = int(self.context_length(config).tokens)  # max_context always has a value
         self.crash_after = opts["crash_after"]
         self.delay = opts["delay"]
         self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
@@ -145,11 +138,6 @@ class ScriptedEngine:
     def describe(config: EngineConfig) -> Mapping[str, Any]:
         mode = engine_options(config, "scripted")["mode"]
         return {"engine": "scripted (test engine, not a model)", "mode": mode, "tokenizer": config.tokenizer or "smollm2-135m"}
-
-    @staticmethod
-    def preflight(config: EngineConfig) -> int:
-        """The start-up check: the context length, without building the engine."""
-        return int(config.max_model_len or engine_options(config, "scripted")["max_context"])
 
     def identity(self) -> Mapping[str, Any]:
         return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name}
@@ -176,6 +164,3 @@ class ScriptedEngine:
             if on_result:
                 on_result(i, c)
         return [c for c in out if c is not None]
-
-    def close(self) -> None:
-        pass

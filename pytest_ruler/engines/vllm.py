@@ -45,13 +45,13 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
-from .base import Completion, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .vllm_model import (
-    _cuda_device_count,
-    _sampling_fields,
-    _short,
-    _startup_hint,
-    _tokens_prompt,
+    cuda_device_count,
+    sampling_fields,
+    short_error,
+    startup_hint,
+    tokens_prompt,
     describe,
     is_gguf,
     long_context_env,
@@ -113,7 +113,7 @@ def _import_vllm() -> Any:
 # --------------------------------------------------------------------------- the engine
 
 
-class VLLMEngine:
+class VLLMEngine(EngineBase):
     """Greedy completions from ``vllm.LLM`` on this machine's GPUs or CPU (see module doc)."""
 
     name = "vllm"
@@ -145,7 +145,7 @@ class VLLMEngine:
         self.vllm_version = str(getattr(vllm, "__version__", "unknown"))
         self.device = _vllm_platform(vllm)
 
-        gpus = _cuda_device_count() if self.device != "cpu" else 0
+        gpus = cuda_device_count() if self.device != "cpu" else 0
         if self.device != "cpu" and gpus < 1:
             raise RulerUsageError(
                 "--ruler-backend", "vllm",
@@ -200,14 +200,14 @@ class VLLMEngine:
         except RulerUsageError:
             raise
         except Exception as exc:
-            raise RulerUsageError("--ruler-model", config.model, f"vLLM could not start it ({_short(exc)}); {_startup_hint(exc)}") from exc
+            raise RulerUsageError("--ruler-model", config.model, f"vLLM could not start it ({short_error(exc)}); {startup_hint(exc)}") from exc
         self.load_seconds = time.perf_counter() - t0
 
         self.model_config = self._model_config()
         self.max_context: int = self._resolve_max_context()
         self._SamplingParams = vllm.SamplingParams
-        self._sampling_fields = _sampling_fields(vllm.SamplingParams)
-        self._TokensPrompt = _tokens_prompt(vllm)
+        self._sampling_fields = sampling_fields(vllm.SamplingParams)
+        self._TokensPrompt = tokens_prompt(vllm)
         log.info(
             "vllm engine: %s loaded in %.1f s on %s (vLLM %s, max_context %d, TP %d, PP %d)",
             config.model, self.load_seconds, self.device, self.vllm_version, self.max_context,
@@ -245,15 +245,17 @@ class VLLMEngine:
         return None
 
     def _resolve_max_context(self) -> int:
+        """What vLLM runs with, through the one resolver the start-up check uses too."""
         value = getattr(self.model_config, "max_model_len", None)
         if value is None:
             value = self._llm_kwargs.get("max_model_len")
-        if value is None:
+        context = self.context_length(self.config, value)
+        if context.tokens is None:
             raise RulerUsageError(
                 "--ruler-max-model-len", None,
                 "vLLM did not report the model's context length; pass it with --ruler-max-model-len=N",
             )
-        return int(value)
+        return context.tokens
 
     def _sampling_params(self, request: GenerationRequest) -> Any:
         kwargs = sampling_kwargs(request, seed=self._llm_kwargs.get("seed"), skip_special_tokens=self._skip_special)
@@ -300,11 +302,11 @@ class VLLMEngine:
         except (ValueError, TypeError) as exc:
             if len(run) == 1:
                 return [self._error(requests[run[0]], exc, time.perf_counter() - t0)]
-            log.warning("vllm engine: the batch was rejected (%s); retrying its %d requests one by one", _short(exc), len(run))
+            log.warning("vllm engine: the batch was rejected (%s); retrying its %d requests one by one", short_error(exc), len(run))
             return [c for i in run for c in self._run(requests, [i])]
         except Exception as exc:
             per = (time.perf_counter() - t0) / len(run)
-            log.error("vllm engine: generate failed for a batch of %d: %s", len(run), _short(exc))
+            log.error("vllm engine: generate failed for a batch of %d: %s", len(run), short_error(exc))
             return [self._error(requests[i], exc, per) for i in run]
         per = (time.perf_counter() - t0) / len(run)
         if len(outputs) != len(run):
@@ -321,7 +323,7 @@ class VLLMEngine:
     def _error(request: GenerationRequest, exc: BaseException, seconds: float) -> Completion:
         return Completion(
             text="", prompt_tokens=request.prompt_tokens, completion_tokens=0,
-            finish_reason="error", seconds=seconds, error=f"vllm: {_short(exc)}",
+            finish_reason="error", seconds=seconds, error=f"vllm: {short_error(exc)}",
         )
 
     def _completion(self, request: GenerationRequest, output: Any, seconds: float) -> Completion:

@@ -16,7 +16,8 @@
   served from the cache never starts an engine (as with ``hf``).
 - :func:`read_model_config`, :func:`native_max_len`, :func:`long_context_env`:
   the model's own context limit and whether a longer one was asked for.
-- small helpers of the engine (GPU count, vLLM API shims, start-up hints).
+- small helpers of the engine (``cuda_device_count``, the vLLM API shims ``tokens_prompt`` and
+  ``sampling_fields``, ``short_error`` and ``startup_hint`` for start-up failures).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from .vllm_options import (
 )
 from .options import engine_options
 
-__all__ = ["describe", "long_context_env", "model_source", "native_max_len", "read_model_config", "vllm_device", "vllm_version"]
+__all__ = ["cuda_device_count", "describe", "long_context_env", "model_source", "native_max_len", "read_model_config", "sampling_fields",
+           "short_error", "startup_hint", "tokens_prompt", "vllm_device", "vllm_version"]
 
 # the files of a converted folder that vLLM needs (weights and model configs)
 _MODEL_FILES = (".safetensors", ".json")
@@ -155,7 +157,7 @@ def gguf_folder(model: str, tokenizer: str | None = None) -> tuple[Path, str]:
 
 def model_source(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     """(what ``vllm.LLM`` loads, the model part of the identity) for a config."""
-    from .hf import _folder_identity, resolve_model
+    from .hf import folder_identity, resolve_model
 
     if is_gguf(config.model):
         tokenizer = engine_options(config, "vllm")["tokenizer"] or config.tokenizer
@@ -167,7 +169,7 @@ def model_source(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     kind, path = resolve_model(config.model)
     if kind == "folder":
         assert path is not None
-        return str(path), {"folder": str(path.resolve()), "content": _folder_identity(path)}
+        return str(path), {"folder": str(path.resolve()), "content": folder_identity(path)}
     revision = engine_options(config, "vllm")["revision"]
     return config.model, {"hub_id": config.model, "revision": revision or "main"}
 
@@ -269,7 +271,7 @@ def long_context_env(config: EngineConfig, native: int | None) -> dict[str, str]
 # --------------------------------------------------------------------------- engine helpers
 
 
-def _cuda_device_count() -> int:
+def cuda_device_count() -> int:
     """GPUs this process may use (honours CUDA_VISIBLE_DEVICES); 0 without CUDA."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None and visible.strip() in ("", "-1"):
@@ -286,7 +288,7 @@ def _cuda_device_count() -> int:
     return count
 
 
-def _tokens_prompt(vllm: Any) -> Any:
+def tokens_prompt(vllm: Any) -> Any:
     cls = getattr(vllm, "TokensPrompt", None)
     if cls is None:
         try:
@@ -298,7 +300,7 @@ def _tokens_prompt(vllm: Any) -> Any:
     return cls
 
 
-def _sampling_fields(cls: Any) -> set[str] | None:
+def sampling_fields(cls: Any) -> set[str] | None:
     fields = getattr(cls, "__struct_fields__", None)  # msgspec.Struct (vLLM >= 0.6)
     if fields:
         return set(fields)
@@ -310,13 +312,13 @@ def _sampling_fields(cls: Any) -> set[str] | None:
         return None
 
 
-def _short(exc: BaseException, limit: int = 400) -> str:
+def short_error(exc: BaseException, limit: int = 400) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     text = f"{type(exc).__name__}: {text}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _startup_hint(exc: BaseException) -> str:
+def startup_hint(exc: BaseException) -> str:
     text = str(exc).lower()
     if "max_model_len" in text or "max_position_embeddings" in text or ALLOW_LONG_ENV.lower() in text:
         return (

@@ -17,7 +17,6 @@ import json
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
-from ..tasks.tokenizer import EMBEDDED_ALIASES, embedded_gguf_path
 from .base import EngineConfig, GenerationRequest
 from .options import PARAMETER, EngineOption, engine_options, unknown_keys
 
@@ -141,11 +140,15 @@ def rope_key(transformers_version: str | None = None) -> str:
 
 
 def _is_gguf(model: str) -> bool:
+    from ..tasks.tokenizer import EMBEDDED_ALIASES  # here, not at import: reading OPTIONS stays light
+
     return model.lower().endswith(".gguf") or model in EMBEDDED_ALIASES
 
 
 def _model_path(model: str) -> str:
     """What vLLM loads: an embedded alias becomes its GGUF file."""
+    from ..tasks.tokenizer import EMBEDDED_ALIASES, embedded_gguf_path
+
     if model in EMBEDDED_ALIASES:
         return str(embedded_gguf_path(model))
     return model
@@ -199,6 +202,8 @@ def llm_kwargs(
     if model_path is not None and _is_gguf(config.model):
         tokenizer = None  # the prepared folder holds the tokenizer the budget counts with
     if model_path is None and _is_gguf(config.model) and not tokenizer:
+        from ..tasks.tokenizer import EMBEDDED_ALIASES
+
         embedded = EMBEDDED_ALIASES.get(config.model)
         hint = f" (for {embedded.alias}: {embedded.hub_id})" if embedded is not None else ""
         raise RulerUsageError(
@@ -208,6 +213,10 @@ def llm_kwargs(
         )
 
     cpu = device == "cpu"
+    if o["max_model_len"] is not None and config.max_model_len and o["max_model_len"] != config.max_model_len:
+        # two limits for one engine: the context the start-up check uses would not be the one vLLM runs with
+        raise RulerUsageError(PARAMETER, f"max_model_len={o['max_model_len']}",
+                              f"--ruler-max-model-len={config.max_model_len} says another context length; give one of the two")
     kwargs: dict[str, Any] = {
         "model": model_path if model_path is not None else _model_path(config.model),
         "tensor_parallel_size": o["tensor_parallel_size"],

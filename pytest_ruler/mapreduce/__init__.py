@@ -3,7 +3,7 @@
 Data flow of a map-reduce item (task × length × seed, mode "mapreduce")::
 
     generate_samples (the same samples as the native item)
-      ──document_for(sample, spec)──► Document (instruction, context, question, answer
+      ──document_for(sample, spec, family)──► Document (instruction, context, question, answer
                                       prefix, task-aware Strategy + hints)
       ──MapReducer(session.complete, tokenizer, frame, config, window).run(documents)──►
          map (chunks) → collapse (bounded) → reduce     [pipeline.py]
@@ -59,20 +59,19 @@ __all__ = [
     "strategy_for",
 ]
 
-def document_for(sample: Any, spec: Any) -> Document:
+def document_for(sample: Any, spec: Any, family: Any) -> Document:
     """The map-reduce view of a RULER sample: what any task gives a model, nothing more.
 
     The context, the task text around it (instruction before, question after) and the
-    answer prefix; the strategy and its hints come from the task's family, which reads
-    them from the question text (``family.mapreduce_strategy(question)``). A sample's
-    answers and generator metadata never reach the pipeline (ARCHITECTURE principle 12).
+    answer prefix; the strategy and its hints come from the task's ``family`` (the caller
+    passes it: ``tasks.get_family(spec.family)``), which reads them from the question text
+    (``family.mapreduce_strategy(question)``). A sample's answers and generator metadata
+    never reach the pipeline: code never sees the answers.
     """
-    from ..tasks.registry import FAMILIES
-
     if not sample.context or not sample.around_context:
         raise RulerUsageError("--ruler-mapreduce", spec.name, f"family {spec.family!r} does not say where its context is (Rendered.context), so it cannot be chunked; run it natively")
     before, after = sample.around_context
-    strategy, hints = strategy_for(FAMILIES.get(spec.family), after, spec.name)
+    strategy, hints = strategy_for(family, after, spec.name)
     return Document(
         instruction=before,
         context=sample.context,

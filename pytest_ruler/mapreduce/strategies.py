@@ -1,7 +1,8 @@
 """Task-aware records: what each RULER family asks of a chunk and how records combine.
 
 A plain "keep the most confident answer" reduce fails by construction on
-several families (see the map-reduce spec's table). Each family gets a
+several families (a single-needle reduce cannot union a multi-value answer, follow a
+variable chain across chunks, or add word counts). Each family gets a
 strategy: the extraction guide and calibration examples shown in its map
 prompt, how claims are read out of a record, and whether the final answer
 comes from a reduce call of the model or from a mechanical combination of
@@ -20,8 +21,10 @@ facts      facts about the question's entities   model
 What is read out of each chunk always comes from the model; code only sums,
 unions and follows links. Which strategy a task gets, and the question's keys or
 query value it needs, come from the task's family (``family.mapreduce_strategy(question)``,
-next to its templates), read from the question text: nothing of a sample's answers or
-generator metadata reaches a strategy (ARCHITECTURE principle 12).
+next to its templates, returns a strategy's name and its hints), read from the question
+text: nothing of a sample's answers or generator metadata reaches a strategy (code never
+sees the answers). The strategies are this module's; a family names one, or brings a
+:class:`Strategy` of its own, and imports nothing from here to do so.
 
 Grounding (``check(..., verify=True)``, mode ``literal``, the default) is a hallucination
 filter and nothing more: a value, assignment or counted word a record claims that does
@@ -117,6 +120,8 @@ class Strategy:
     combine: Callable[[Sequence[Record], Mapping[str, Any]], str] | None = None
     short: str = "the facts of this part about the question"  # the Extracted Information line of the format
     example: str = ""  # a filled four-field record (layouts that show one)
+    # the prompt's own hints, added to what the family parsed (example values of the needle's kind)
+    prompt_hints: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
 
 def _check_values(r: Record, chunk: str, hints: Mapping[str, Any], verify: bool) -> Record:
@@ -221,6 +226,7 @@ STRATEGIES: dict[str, Strategy] = {
         _RETRIEVE_LEVELS,
         model_reduce=True,
         check=_check_values,
+        prompt_hints=lambda h: retrieve_hints(str(h.get("kind", "numbers")), h.get("keys", ())),
         short="the sentence of this part that gives the {kind1} asked for, copied word for word",
         example="Extracted Information: One of the special magic {kind} for calm-river is: {v1}.\nRationale: this part states "
         "the {kind1} for calm-river word for word.\nAnswer: {v1}\nConfidence Score: 5",
@@ -234,6 +240,7 @@ STRATEGIES: dict[str, Strategy] = {
         model_reduce=False,
         check=_check_values,
         combine=_union,
+        prompt_hints=lambda h: retrieve_hints(str(h.get("kind", "numbers")), h.get("keys", ())),
         short="every sentence of this part that gives one of the {kind} asked for, copied word for word",
         example="Extracted Information: One of the special magic {kind} for calm-river is: {v1}. One of the special magic "
         "{kind} for calm-river is: {v2}.\nRationale: this part states them word for word.\nAnswer: {v1}, {v2}\n"
@@ -289,17 +296,26 @@ def retrieve_hints(kind: str, keys: Sequence[str] = ()) -> dict[str, Any]:
 def strategy_for(family: Any, question: str, name: str = "task") -> tuple[Strategy, dict[str, Any]]:
     """The strategy a task family chooses for one question, and its hints.
 
-    ``family`` is a task family object (``tasks.registry.FAMILIES[spec.family]``); its
-    ``mapreduce_strategy(question)`` reads what it needs from the question text. A family
-    without that method cannot be run by map-reduce (a usage error naming it).
+    ``family`` is the task's family object (the runner passes it in); its
+    ``mapreduce_strategy(question)`` reads what it needs from the question text and returns
+    a strategy's name (a key of ``STRATEGIES``) or a :class:`Strategy`, with its hints. A
+    family without that method, or naming no strategy here, cannot be run by map-reduce
+    (a usage error naming the task).
     """
+    from ..errors import RulerUsageError
+
     hook = getattr(family, "mapreduce_strategy", None)
     if hook is None:
-        from ..errors import RulerUsageError
-
         raise RulerUsageError("--ruler-mapreduce", name, f"family {getattr(family, 'name', family)!r} has no map-reduce strategy (mapreduce_strategy(question)); run it natively")
-    strategy, hints = hook(question)
-    return strategy, dict(hints)
+    chosen, hints = hook(question)
+    strategy = chosen if isinstance(chosen, Strategy) else STRATEGIES.get(chosen) if isinstance(chosen, str) else None
+    if strategy is None:
+        raise RulerUsageError("--ruler-mapreduce", name, f"family {getattr(family, 'name', family)!r} names the strategy {chosen!r}; "
+                              f"return one of {', '.join(STRATEGIES)} or a pytest_ruler.mapreduce.Strategy")
+    hints = dict(hints)
+    if strategy.prompt_hints is not None:
+        hints = {**strategy.prompt_hints(hints), **hints}
+    return strategy, hints
 
 
 # ---- grounding: what code did to the records, in the words a report shows -------------

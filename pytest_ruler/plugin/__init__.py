@@ -1,27 +1,42 @@
-"""The pytest entry point (``pytest11``: ``ruler = pytest_ruler.plugin``).
+"""The pytest entry point (``pytest11``: ``ruler = pytest_ruler.plugin``): cheap unless used.
 
-Hooks only; each hands off to ``pytest_ruler.options`` (the option spec),
-``engines.gpus``, ``run`` (the session and its runner), or this package's
-``items``, ``fixtures``, ``terminal`` and ``hookspecs``. Nothing here runs an
-item, aggregates or gates: that is the core's (``run``, ``results``, ``report``).
+Every pytest run with the plugin installed imports this module, so it imports only
+what a run without ``--ruler-model`` needs: pytest, the option spec
+(:mod:`pytest_ruler.options`, data) and the two names in :mod:`.keys`. It declares
+the options and the ``ruler`` marker and defines the fixtures users' tests ask for
+(they skip without a model). Everything else is imported inside the hooks, once the
+suite is active (``--ruler-model`` or ini ``ruler_model``); the model for this shape
+is hypothesis's pytest plugin, a module pytest can load without loading the library.
 
-Nothing happens unless ``--ruler-model`` (or ini ``ruler_model``) is given: then a :class:`~pytest_ruler.plugin.terminal.RulerPlugin`
-object holding the run's state is registered. Plain ``pytest`` is unchanged,
-and importing this module imports no torch, transformers or vllm.
+Hooks, each a hand-off:
+
+- ``pytest_addhooks``: the hook specs (:mod:`.hookspecs`);
+- ``pytest_addoption``: ``options.add_options`` (the spec's data);
+- ``pytest_load_initial_conftests``: an xdist worker pins its GPU slot (``engines.gpus``);
+- ``pytest_configure``: active only: ``pytest_ruler_register`` (historic, so conftests
+  of subfolders register too), ``options.build_config``, a ``run.session.RulerSession``,
+  ``run.preflight.check_start`` and the run's plugin object
+  (:class:`~pytest_ruler.plugin.terminal.RulerPlugin`, which builds the items and
+  reports);
+- ``pytest_xdist_auto_num_workers``, ``pytest_runtest_makereport`` (results ride on
+  the test report to an xdist controller), ``pytest_unconfigure`` (closes the session).
+
+Fixtures: ``ruler_session``, ``ruler``, ``ruler_mapreduce``; their runners are
+:mod:`.fixtures` (imported when a fixture is used with an active session).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..options import add_options, build_config, is_active
-from ..errors import RulerUsageError
-from .fixtures import ruler, ruler_mapreduce, ruler_session  # noqa: F401  (fixtures for user tests)
-from .items import RESULT_ATTR, SESSION_KEY
+from ..options import add_options, early_value, is_active, raw_value
+from .keys import RESULT_ATTR, SESSION_KEY
+
+MARKER = "ruler(task=None, lengths=None, samples=None, threshold=None, seed=0): a RULER check for the `ruler` fixture"
+NO_MODEL = "RULER tests need a model: pass --ruler-model=NAME (e.g. --ruler-model=smollm2-135m)"
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
@@ -34,50 +49,37 @@ def pytest_addoption(parser: Any) -> None:
     add_options(parser)
 
 
-def _tensor_parallel_size(config: Any) -> int:
-    """GPUs per engine (option, ini key or engine option; see gpus.tensor_parallel_size)."""
-    from ..options import _raw
+def _tensor_parallel_size(read: Any) -> int:
+    """GPUs per engine (option, ini key or engine option; see engines.gpus.tensor_parallel_size)."""
     from ..engines.gpus import tensor_parallel_size
 
-    return tensor_parallel_size(lambda name: _raw(config, name)) or 1  # build_config reports a bad value
-
-
-def _early_raw(early_config: Any, name: str) -> Any:
-    """An option's raw value before the command line is fully parsed: known args, else ini."""
-    from ..options import _dest
-
-    namespace = getattr(early_config, "known_args_namespace", None)
-    value = getattr(namespace, _dest(name), None)
-    if value is None or value == []:
-        try:
-            ini = early_config.getini(_dest(name))
-        except (ValueError, KeyError):
-            ini = None
-        value = ini if ini not in (None, "", []) else None
-    return value
+    return tensor_parallel_size(read) or 1  # build_config reports a bad value
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list) -> None:
     # an xdist worker pins itself to its GPU slot before anything can import CUDA
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        from ..engines.gpus import pin_worker, tensor_parallel_size
+        from ..engines.gpus import pin_worker
 
-        pin_worker(tensor_parallel_size(lambda name: _early_raw(early_config, name)) or 1)
+        pin_worker(_tensor_parallel_size(lambda name: early_value(early_config, name)))
 
 
 @pytest.hookimpl(trylast=True)  # after the cacheprovider has set config.cache
 def pytest_configure(config: Any) -> None:
-    config.addinivalue_line("markers", "ruler(task=None, lengths=None, samples=None, threshold=None, seed=0): a RULER check for the `ruler` fixture")
-    from .terminal import Registry
-
-    config.hook.pytest_ruler_register(registry=Registry())
+    config.addinivalue_line("markers", MARKER)
     if not is_active(config):
         return
-    from .terminal import RulerPlugin
+    from pathlib import Path
+
+    from ..errors import RulerUsageError
+    from ..options import build_config
     from ..run.session import RulerSession
+    from .registry import Registry
+    from .terminal import RulerPlugin
 
     try:
+        config.hook.pytest_ruler_register.call_historic(kwargs={"registry": Registry()})
         rc = build_config(config)
         cache_dir = rc.cache_dir
         if cache_dir is None and getattr(config, "cache", None) is not None:
@@ -119,7 +121,7 @@ def pytest_xdist_auto_num_workers(config: Any) -> int | None:
         return None
     from ..engines.gpus import gpu_slots, visible_gpus
 
-    slots = gpu_slots(len(visible_gpus()), _tensor_parallel_size(config))
+    slots = gpu_slots(len(visible_gpus()), _tensor_parallel_size(lambda name: raw_value(config, name)))
     return slots or None
 
 
@@ -136,3 +138,31 @@ def pytest_unconfigure(config: Any) -> None:
     rs = config.stash.get(SESSION_KEY, None)
     if rs is not None:
         rs.close()
+
+
+# ---- fixtures for users' own RULER tests (see .fixtures) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def ruler_session(request: Any) -> Any:
+    """The run's RulerSession (engine, tokenizer, cache); skips without --ruler-model."""
+    rs = request.config.stash.get(SESSION_KEY, None)
+    if rs is None:
+        pytest.skip(NO_MODEL)
+    return rs
+
+
+@pytest.fixture
+def ruler(request: Any, ruler_session: Any) -> Any:
+    """Run RULER items from a test; defaults come from @pytest.mark.ruler(...)."""
+    from .fixtures import RulerRunner
+
+    return RulerRunner(ruler_session, request.node)
+
+
+@pytest.fixture
+def ruler_mapreduce(request: Any, ruler_session: Any) -> Any:
+    """Run RULER items through LLM×MapReduce chunked inference (see fixtures.MapReduceRunner)."""
+    from .fixtures import MapReduceRunner
+
+    return MapReduceRunner(ruler_session, request.node)

@@ -1,4 +1,4 @@
-"""Fixtures and the marker for users' own RULER tests.
+"""The runners behind the fixtures and the marker of users' own RULER tests.
 
     @pytest.mark.ruler(task="niah_single_1", lengths=["4k", "8k"], samples=20, threshold=90)
     def test_retrieval_holds_at_8k(ruler):
@@ -8,10 +8,12 @@
         result = ruler.run(make_task(...), "16k", samples=10)
         assert result.score > 70, result.failure_message(70)
 
-``ruler`` is a :class:`RulerRunner` over the session's engine (built once per
+The fixture ``ruler`` is a :class:`RulerRunner` over the session's engine (built once per
 process, shared with the standard suite and its cache). Its results join the
 run's summary and JSON report. Without ``--ruler-model`` these tests skip
-with a message saying how to run them.
+with a message saying how to run them. The fixtures themselves are defined in the
+plugin's entry module (``pytest_ruler.plugin``), so pytest finds them without
+importing this module; they import it when a test uses them with a model.
 
 ``ruler_mapreduce`` is the same over LLM×MapReduce chunked inference, with
 the chunk size, overlap, parallelism and collapse bound as keywords::
@@ -19,8 +21,7 @@ the chunk size, overlap, parallelism and collapse bound as keywords::
     def test_chunked_inference_rescues_16k(ruler_mapreduce):
         native, chunked = ruler_mapreduce.check_rescue("niah_single_1", "16k", samples=3, chunk_tokens=2048)
 
-Public names: ``RulerRunner``, ``MapReduceRunner``, ``ruler``,
-``ruler_mapreduce``, ``ruler_session`` (fixtures).
+Public names: ``RulerRunner``, ``MapReduceRunner``.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from typing import Any, Iterable
 
 import pytest
 
-from .items import SESSION_KEY, record_result
+from .items import record_result
 from ..lengths import parse_length
 from ..run.session import ItemResult, RulerSession
 
-__all__ = ["MapReduceRunner", "RulerRunner", "ruler", "ruler_mapreduce", "ruler_session"]
+__all__ = ["MapReduceRunner", "RulerRunner"]
 
 
 class RulerRunner:
@@ -144,24 +145,3 @@ class MapReduceRunner(RulerRunner):
         self.item.user_properties.append(("ruler_mapreduce_grounding", label))
         print(f"map-reduce passes where native fails ({chunked.task} at {chunked.length}); {label}")
         return native, chunked
-
-
-@pytest.fixture(scope="session")
-def ruler_session(request: Any) -> RulerSession:
-    """The run's RulerSession (engine, tokenizer, cache); skips without --ruler-model."""
-    rs = request.config.stash.get(SESSION_KEY, None)
-    if rs is None:
-        pytest.skip("RULER tests need a model: pass --ruler-model=NAME (e.g. --ruler-model=smollm2-135m)")
-    return rs
-
-
-@pytest.fixture
-def ruler(request: Any, ruler_session: RulerSession) -> RulerRunner:
-    """Run RULER items from a test; defaults come from @pytest.mark.ruler(...)."""
-    return RulerRunner(ruler_session, request.node)
-
-
-@pytest.fixture
-def ruler_mapreduce(request: Any, ruler_session: RulerSession) -> MapReduceRunner:
-    """Run RULER items through LLM×MapReduce chunked inference (see MapReduceRunner)."""
-    return MapReduceRunner(ruler_session, request.node)

@@ -7,14 +7,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 
+
+@pytest.hookspec(historic=True)
 def pytest_ruler_register(registry: Any) -> None:
-    """Register custom tasks and engines before the options are validated.
+    """Register custom tasks, task families and engines.
 
     ``registry.task(spec)`` adds a :class:`~pytest_ruler.tasks.TaskSpec` (build
-    one with ``pytest_ruler.make_task``); ``registry.engine(name, factory)``
-    makes ``--ruler-backend=name`` call ``factory(EngineConfig)``. Called once
-    per process, in ``pytest_configure``, when the suite is active or not.
+    one with ``pytest_ruler.make_task``); ``registry.family(family)`` adds a task
+    family (an object meeting :class:`~pytest_ruler.tasks.Family`), usable in
+    ``make_task(name, family.name, ...)``; ``registry.engine(name, factory)``
+    makes ``--ruler-backend=name`` call ``factory(EngineConfig)``.
+
+    Called only when the suite is active (``--ruler-model``). The hook is historic:
+    once in ``pytest_configure``, before the options are validated, for the conftests
+    loaded by then (the rootdir's and the given paths'), and again for each conftest
+    of a subfolder as pytest collects it; what a subfolder registers serves that
+    folder's own tests (``ruler.run(...)``).
     """
 
 

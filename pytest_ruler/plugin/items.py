@@ -9,7 +9,8 @@ has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
 samples by chunked inference (``-k mapreduce`` selects the twins). Items are ordered length-major, so an
 xdist worker's consecutive items share a prompt length.
 
-Public names: ``SESSION_KEY``, ``RulerItem``, ``RulerSuite``, ``make_items``.
+Public names: ``RulerItem``, ``RulerSuite``, ``make_items``, ``parse_item_name``,
+``record_result`` (and, from :mod:`.keys`, ``SESSION_KEY`` and ``RESULT_ATTR``).
 """
 
 from __future__ import annotations
@@ -22,11 +23,10 @@ from typing import Any
 import pytest
 
 from ..run.session import ItemResult, RulerSession, one_line
+from .keys import RESULT_ATTR, SESSION_KEY
 
 __all__ = ["RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "parse_item_name", "record_result"]
 
-SESSION_KEY = pytest.StashKey[RulerSession]()
-RESULT_ATTR = "ruler_result"
 SUITE_NAME = "ruler"
 
 

@@ -10,7 +10,7 @@ on the controller only. When the items are known it says the run's prompt tokens
 prompts an ETA for the rest (seconds per prompt token so far). The report's ``provenance`` (time, versions, the scrubbed
 command line, the git commit of the rootdir) is from ``report.provenance``.
 
-Public names: ``RulerPlugin``, ``header_lines``, ``Registry``.
+Public names: ``RulerPlugin``, ``header_lines``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..run.session import RulerSession, one_line
 
 log = logging.getLogger("pytest_ruler")
 
-__all__ = ["Registry", "RulerPlugin", "header_lines"]
+__all__ = ["RulerPlugin", "header_lines"]
 
 
 def _short(text: str, width: int = 70) -> str:
@@ -84,20 +84,6 @@ def _why_base(rs: RulerSession) -> str:
     if embedded is not None and not embedded.instruct:
         return f"{embedded.alias} is a base model (no chat template), prompted as the paper prompts base models"
     return f"{rs.tokenizer.name}'s tokenizer has no chat template (a base model?), so base prompts, as the paper gives base models"
-
-
-class Registry:
-    """What ``pytest_ruler_register`` hooks receive: add tasks and engines by name."""
-
-    def task(self, spec: Any) -> Any:
-        from ..tasks import register_task
-
-        return register_task(spec, replace=True)
-
-    def engine(self, name: str, factory: Any) -> None:
-        from ..engines import register_engine
-
-        register_engine(name, factory)
 
 
 class RulerPlugin:

@@ -14,7 +14,8 @@ parameter, the value and the fix; the plugin turns it into pytest's
         ─► prediction cache (a corrupt one is moved aside: a warning, not an error)
         ─► the engine's own start-up check, without loading a model
            (a server's /models within seconds; a model folder's config and weights;
-            the context length, from the model config)
+            the context length, by the resolver the engine itself uses: --ruler-max-model-len,
+            what the model config or server says, the engine's max_context option)
         ─► lengths that can never fit that context: refused when the user typed them;
            with --ruler-mapreduce or from a preset, a warning (their native items fail
            as over length without a prompt being built); none with --ruler-no-suite,
@@ -22,7 +23,7 @@ parameter, the value and the fix; the plugin turns it into pytest's
 
 Nothing here generates a sample or loads weights, so a mistake costs seconds.
 
-Public names: ``check_start``, ``check_output_path``.
+Public names: ``check_start``, ``check_output_path``, ``engine_context``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 from ..errors import RulerUsageError
 from ..lengths import format_length
 
-__all__ = ["check_output_path", "check_start"]
+__all__ = ["check_output_path", "check_start", "engine_context"]
 
 
 def check_output_path(parameter: str, path: Path | None, *, folder: bool = False) -> None:
@@ -110,28 +111,22 @@ def _check_prompting(session: Any) -> None:
         raise RulerUsageError("--ruler-chat-template", choice, f"the template does not render ({type(exc).__name__}: {exc}); pass a valid Jinja chat template, auto or none") from None
 
 
-def _engine_context(session: Any) -> tuple[int | None, str]:
-    """The engine's start-up check; returns its context length (or None) and where it came from."""
-    from ..engines import _factory, resolve_backend
+def engine_context(session: Any) -> Any:
+    """The engine's own start-up check (no model loads) and the context length it leads to,
+    by the one resolver the engine uses too (``engines.context``); a ContextLength."""
+    from ..engines import entry
 
-    config = session.config
-    factory = _factory(resolve_backend(config.backend))
-    check = getattr(factory, "preflight", None)
-    found = check(session.engine_config) if callable(check) else None
-    if config.max_model_len:
-        return config.max_model_len, "--ruler-max-model-len"
-    if found:
-        return int(found), f"the {session.backend} engine's model config"
-    return None, ""
+    config = session.engine_config
+    engine = entry(session.backend)
+    reported = engine.preflight(config)
+    return engine.context_length(config, reported, tokenizer=session.tokenizer)
 
 
 def _check_lengths(session: Any, context: int | None, source: str) -> None:
     from ..tasks import get_task
 
     config = session.config
-    session._context_checked = True
     if config.no_suite:  # no standard-suite items: the suite's tasks and lengths are never run
-        session.context_limit = context
         return
     for task in config.tasks:  # known from the length alone: the answer's tokens leave no room for a prompt
         need = get_task(task).tokens_to_generate
@@ -141,7 +136,6 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
                                   f"{task} alone generates {need} tokens, so no prompt fits; use lengths well above that, e.g. 1k")
     if context is None:
         return
-    session.context_limit = context
     too_long = [L for L in config.lengths if L > context]
     if not too_long:
         return
@@ -174,5 +168,6 @@ def check_start(session: Any, pytest_config: Any) -> None:
     _check_baseline(c)
     _check_prompting(session)
     session.cache  # opened and checked; a corrupt file is moved aside with a warning
-    context, source = _engine_context(session)
-    _check_lengths(session, context, source)
+    context = engine_context(session)
+    session.use_context(context)  # the same number the items, the engine and map-reduce use
+    _check_lengths(session, context.tokens, context.source)

@@ -16,8 +16,9 @@ the native item leaves its samples in ``session.shared`` for its twin.
 
 A map-reduce twin::
 
-    the native twin's samples (or generated) ──► mapreduce.document_for (context,
-        question, answer prefix: nothing else) ──► MapReducer.run ──► grade ──► item_result
+    the native twin's samples (or generated) ──► mapreduce.document_for(sample, spec, the
+        task's family) (context, question, answer prefix: nothing else) ──► MapReducer.run
+        ──► grade ──► item_result
 
 Errors are results: an item whose engine could not answer a sample
 (``finish_reason == "error"``) or a map-reduce call gets ``ItemResult.error``;
@@ -258,6 +259,7 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
     """The map-reduce twin of an item: the same samples, answered by chunked inference."""
     from ..mapreduce import MapReduceConfig, MapReducer, document_for, grounding_mode
     from ..mapreduce.pipeline import compliance_total
+    from ..tasks import get_family
 
     started = time.perf_counter()
     mr_config = config or session.config.mapreduce_config or MapReduceConfig()  # validated where it was built
@@ -265,7 +267,8 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
     n = samples or session.config.samples
     inputs = session.shared.take(_share_key(spec, length, seed, n)) or item_inputs(session, spec, length, seed, samples)
     generated = inputs.samples
-    docs = [document_for(s, spec) for s in generated]
+    family = get_family(spec.family)  # handed in: map-reduce imports nothing of tasks
+    docs = [document_for(s, spec, family) for s in generated]
     reducer = MapReducer(session.complete, session.tokenizer, session.frame, mr_config, session.mapreduce_window(mr_config))
     outcomes = reducer.run(docs, label=f"{spec.name}[{length}-seed{seed}-mapreduce]")
     preds = [o.prediction for o in outcomes]

@@ -6,9 +6,9 @@ prediction cache. ``complete(requests)`` answers requests from the cache where
 it can and from the engine otherwise, storing each answer as it arrives; an
 engine call shows its ``progress`` (a bar on a terminal, else a line through
 ``say`` at least every ``progress_interval`` seconds), headed by ``position``
-(where the run is, set by the plugin); an engine with an ``on_progress``
-attribute gets ``Progress.working`` there for the call, to report work inside
-a batch. The work of an item (generate, complete, grade, build the result) is in
+(where the run is, set by the plugin); the engine's ``on_progress`` gets
+``Progress.working`` for the call, to report work inside a batch, and its
+``on_wait`` the session's ``say``. The work of an item (generate, complete, grade, build the result) is in
 ``runner``; ``run_item`` and ``run_mapreduce_item`` hand off to it. Work shared
 between items sits in two named fields: ``batches`` (cross-item batching, set
 by the plugin) and ``shared`` (samples a native item leaves for its map-reduce
@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from .cache import PredictionCache, prediction_key
 from ..options import RulerConfig
-from ..engines import Engine, EngineConfig, GenerationRequest, describe_engine, load_engine, resolve_backend
+from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, describe_engine, load_engine, resolve_backend
 from ..engines.base import Completion
 from . import runner
 from .batching import CrossItemBatches, SharedSamples
@@ -79,8 +79,8 @@ class RulerSession:
     _engine_error: str | None = field(default=None, repr=False)
     _cache_off: bool = field(default=False, repr=False)
     warnings: list[str] = field(default_factory=list, repr=False)
-    context_limit: int | None = field(default=None, repr=False)  # the engine's context, when known without loading it
-    _context_checked: bool = field(default=False, repr=False)
+    # the engine's context resolved without loading it (the start-up check's); None: not asked in this process yet
+    context: ContextLength | None = field(default=None, repr=False)
     notify: Any = field(default=None, repr=False)  # callable(line) set by the plugin
     position: str = ""  # where the run is, e.g. "item 3/10": set by the plugin, shown by the progress bar and lines
     progress_interval: float = field(default=30.0, repr=False)  # the most seconds without a line (no terminal)
@@ -149,8 +149,7 @@ class RulerSession:
                 self._engine_error = one_line(exc)
                 raise
             self._engine = engine
-            if hasattr(engine, "on_wait"):  # engines that wait on a server say what they wait for
-                engine.on_wait = self.say
+            engine.on_wait = self.say  # an engine that waits on something says what (EngineBase.on_wait)
             self.engine_load_seconds = time.perf_counter() - started
             log.info("loaded %s engine for %s in %.1fs", engine.name, self.config.model, self.engine_load_seconds)
         return self._engine
@@ -240,11 +239,10 @@ class RulerSession:
             engine = None
             try:
                 engine = self.engine
-                if hasattr(engine, "on_progress"):  # engines that can say how far a batch is (hf: per step)
-                    engine.on_progress = progress.working
+                engine.on_progress = progress.working  # an engine that can say how far a batch is does (hf: per step)
                 out = engine.generate(batch, on_result=on_result)
             finally:
-                if engine is not None and hasattr(engine, "on_progress"):
+                if engine is not None:
                     engine.on_progress = None
                 self._progress = None
                 progress.close()
@@ -253,17 +251,26 @@ class RulerSession:
                     on_result(j, c)
         return [c for c in results if c is not None], from_cache
 
+    def use_context(self, context: ContextLength) -> None:
+        """The engine's context as the start-up check resolved it (``tokens`` None: unknown until it loads)."""
+        self.context = context
+
+    @property
+    def context_limit(self) -> int | None:
+        """The engine's context, when known without loading it: asked once per process."""
+        if self.context is None:  # an xdist worker: the controller checked, not us
+            from .preflight import engine_context
+
+            try:
+                self.context = engine_context(self)
+            except Exception:  # unknown: the engine refuses over-length prompts itself
+                self.context = ContextLength(None)
+        return self.context.tokens
+
     def over_context(self, length: int) -> bool:
         """Whether an item of ``length`` tokens cannot fit the engine's context (known without loading it)."""
-        if self.context_limit is None and not self._context_checked:  # an xdist worker: the controller checked, not us
-            self._context_checked = True
-            try:
-                from .preflight import _engine_context
-
-                self.context_limit = _engine_context(self)[0]
-            except Exception:  # unknown: the engine refuses over-length prompts itself
-                self.context_limit = None
-        return self.context_limit is not None and length > self.context_limit
+        limit = self.context_limit
+        return limit is not None and length > limit
 
     def run_item(self, task: Any, length: int, seed: int = 0, *, samples: int | None = None, threshold: float | None = None) -> ItemResult:
         """Run one native item; ``task`` is a name or a TaskSpec (a user test's custom task)."""
@@ -280,10 +287,12 @@ class RulerSession:
         return runner.errored_result(self.config, task, length, seed, mode, error, seconds, samples=samples, threshold=threshold)
 
     def mapreduce_window(self, config: Any) -> int:
-        """Tokens one map-reduce call may use: the option, else the engine's context."""
+        """Tokens one map-reduce call may use: the option, else the engine's context as resolved
+        without loading it (the same on every run, so the chunks and their cache keys are), else
+        the loaded engine's."""
         if config.window:
             return config.window
-        return int(self.engine.max_context)
+        return self.context_limit or int(self.engine.max_context)
 
     def close(self) -> None:
         if self._engine is not None:

@@ -1,7 +1,8 @@
 """RULER tasks: families, the 13 standard tasks, and sample generation.
 
 Public names are re-exported here; see each module for its design notes:
-``base`` (Sample, TaskSpec, GenerationContext), ``budget`` (filling a
+``base`` (Sample, TaskSpec, GenerationContext), ``family`` (the contract a
+task family meets, and how one is registered), ``budget`` (filling a
 length budget), ``niah``, ``variable_tracking``, ``aggregation`` (cwe, fwe),
 ``qa``, ``haystack``, ``words``, ``registry``, ``generate``; and what prompts
 are measured in: ``tokenizer`` (the model's tokenizer, the embedded model) and
@@ -9,22 +10,31 @@ are measured in: ``tokenizer`` (the model's tokenizer, the embedded model) and
 """
 
 from .base import BASE_FRAME, Frame, GenerationContext, Sample, TaskSpec
+from .family import ChunkableFamily, Family, check_family
 from .generate import generate_samples, haystack_label, iter_samples
-from .registry import FAMILIES, STANDARD_TASKS, get_task, make_task, register_task, resolve_tasks, task_names
+from .registry import (
+    FAMILIES, STANDARD_TASKS, family_names, get_family, get_task, make_task, register_family, register_task, resolve_tasks, task_names,
+)
 
 __all__ = [
     "BASE_FRAME",
+    "ChunkableFamily",
     "FAMILIES",
+    "Family",
     "Frame",
     "GenerationContext",
     "STANDARD_TASKS",
     "Sample",
     "TaskSpec",
+    "check_family",
+    "family_names",
     "generate_samples",
+    "get_family",
     "get_task",
     "haystack_label",
     "iter_samples",
     "make_task",
+    "register_family",
     "register_task",
     "resolve_tasks",
     "task_names",

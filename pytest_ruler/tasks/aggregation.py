@@ -12,8 +12,8 @@ capitalised, hyphenated or two-word such as ``TV`` or ``ad hoc``); the example's
 words and the list's are drawn independently, so they may overlap, as in the
 reference. The haystack size n is the number of distinct words. Kept ours: the
 reference shuffles every list with one fixed seed, so all its samples of a size
-put the common words in the same slots (the defect spec §3 names for qa); ours
-shuffles per sample.
+put the common words in the same slots (the reference's qa has the same defect
+with its gold document); ours shuffles per sample.
 
 fwe — arguments ``alpha`` (2.0), ``coded_wordlen`` (6), ``vocab_size`` (None:
 (target length − tokens_to_generate) // 50, as the reference: 80 / 654 / 2620
@@ -27,8 +27,8 @@ Kept ours: the reference sizes n once per run and reuses that count pattern
 for every sample, but each sample draws its own vocabulary and random coded
 words tokenize to 2–4 tokens, so a fixed n leaves some samples about 10 %
 short of the length and takes others over it (the reference never checks).
-Spec §4 asks for every sample to be filled as close to its bound as the unit
-allows and never over budget, so n is sized per sample.
+Every sample here is filled as close to its bound as the unit allows and never
+over budget, so n is sized per sample.
 """
 
 from __future__ import annotations
@@ -81,14 +81,12 @@ def parse_question(question: str) -> dict[str, int] | None:
     return {"top": top} if top else None
 
 
-def _count_strategy(question: str, extra: int) -> tuple[Any, dict[str, Any]]:
+def _count_strategy(question: str, extra: int) -> tuple[str, dict[str, Any]]:
     """``count``: the model counts words per chunk; code sums the counts and takes the top k."""
-    from ..mapreduce.strategies import STRATEGIES
-
     q = parse_question(question)
     if q is None:
         raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "no word count found in this question; keep the cwe/fwe template")
-    return STRATEGIES["count"], {"top": q["top"], "top_map": q["top"] + extra}
+    return "count", {"top": q["top"], "top_map": q["top"] + extra}
 
 
 SHORT_LENGTH = 4096  # below this, cwe uses the reference's short-context repeats
@@ -127,7 +125,7 @@ class CommonWordsFamily:
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *, length: int, **_: Any) -> "CWEDraft":
         return CWEDraft(args, ctx, rng, length)
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         return _count_strategy(question, extra=5)
 
 
@@ -220,7 +218,7 @@ class FrequentWordsFamily:
               length: int, tokens_to_generate: int = 50, **_: Any) -> "FWEDraft":
         return FWEDraft(args, ctx, rng, fwe_vocab_size(args, length, tokens_to_generate))
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         return _count_strategy(question, extra=5)
 
 

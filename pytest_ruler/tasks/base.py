@@ -15,7 +15,7 @@ Public names:
 - ``Frame``: the chat wrapper around a prompt (``BASE_FRAME`` = none).
 - ``GenerationContext``: tokenizer, frame and data sources for a run.
 - ``Draft`` / ``Rendered``: what a family returns; ``budget.fill`` sizes a draft
-  (the budget rule, spec §4, is stated there).
+  (the budget rule is stated there).
 - ``PrefixCounter``: lazily summed token counts of haystack units.
 - ``sample_rng(task, length, seed, index)``: the only source of randomness.
 - ``run_memo``: a value fixed for a whole run (task, length, seed), such as
@@ -123,7 +123,7 @@ class Sample:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """A task: a family with arguments, as in the spec's table (§1)."""
+    """A task: a family with its arguments, the tokens it generates and its metric."""
 
     name: str
     family: str

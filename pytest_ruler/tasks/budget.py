@@ -10,7 +10,7 @@ Data flow (``tasks.generate`` calls it once per sample)::
 
 Public names: ``fill``, ``Fitted``.
 
-Budget rule (spec §4): tokens(frame.head + input + frame.tail + answer_prefix)
+Budget rule: tokens(frame.head + input + frame.tail + answer_prefix)
 + tokens_to_generate <= length, counted without special tokens. ``fill`` never
 returns a prompt over budget: the count it reports comes from tokenizing the
 final text, not from the estimate. The estimate is a sum of per-piece counts,

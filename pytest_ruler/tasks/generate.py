@@ -16,7 +16,7 @@ from typing import Iterator
 from ..errors import RulerUsageError
 from .base import GenerationContext, Sample, TaskSpec, sample_rng
 from .budget import fill
-from .registry import FAMILIES, get_task
+from .registry import get_family, get_task
 
 __all__ = ["generate_samples", "iter_samples", "haystack_label"]
 
@@ -33,13 +33,13 @@ def _check(length: object, samples: object, seed: object) -> None:
 def haystack_label(task: TaskSpec | str, ctx: GenerationContext) -> str:
     """What the task's haystack is made of, for reports (e.g. the essay corpus)."""
     spec = get_task(task)
-    return FAMILIES[spec.family].data_label(spec.args, ctx)
+    return get_family(spec.family).data_label(spec.args, ctx)
 
 
 def iter_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int = 0, ctx: GenerationContext, start: int = 0) -> Iterator[Sample]:
     spec = get_task(task)
     _check(length, samples, seed)
-    family = FAMILIES[spec.family]
+    family = get_family(spec.family)
     budget = length - spec.tokens_to_generate
     if budget < 1:
         raise RulerUsageError("length", length, f"task {spec.name!r} alone generates {spec.tokens_to_generate} tokens; use a length well above that")

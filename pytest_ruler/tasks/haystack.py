@@ -39,8 +39,8 @@ markov-draftjs 2.0.0           444          0.249    0.100      1.340       0.62
 The last two are the only registry packages found that ship English prose
 offline (searched: Project Gutenberg and essay packages; the rest download
 their texts at run time, ship BBC news, or ship nothing). Both are Markov-chain
-*generated* text (Wikipedia; Gutenberg novels), not real prose, so they fail
-spec §6's "real prose corpus" and the default stays pydoc_data.
+*generated* text (Wikipedia; Gutenberg novels), not real prose, which the essay
+haystack needs, so the default stays pydoc_data.
 """
 
 from __future__ import annotations

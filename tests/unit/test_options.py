@@ -12,15 +12,15 @@ import pytest
 
 from pytest_ruler.errors import RulerUsageError
 from pytest_ruler.mapreduce import MapReduceConfig
-from pytest_ruler.options import OPTIONS, RulerConfig, _dest, build_config
+from pytest_ruler.options import OPTIONS, RulerConfig, build_config, option_dest
 
 
 class FakeConfig:
     """getoption / getini over two dicts keyed by option name (without --ruler-)."""
 
     def __init__(self, argv: dict | None = None, ini: dict | None = None):
-        self.argv = {_dest(k): v for k, v in (argv or {}).items()}
-        self.ini = {_dest(k): v for k, v in (ini or {}).items()}
+        self.argv = {option_dest(k): v for k, v in (argv or {}).items()}
+        self.ini = {option_dest(k): v for k, v in (ini or {}).items()}
 
     def getoption(self, dest):
         return self.argv.get(dest)

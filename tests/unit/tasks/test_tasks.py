@@ -4,8 +4,8 @@ reference's bytes and draws (issue 15): the vt example's boundary and size, the
 distinct placement of needles and statements, the fwe vocabulary, the cwe pool,
 the qa question order and document repeat.
 
-The template strings below are typed from the spec (shared/spec/ruler-tasks.md §2),
-not imported from the package, so a change to the package's templates fails here.
+The template strings below are typed from RULER's reference templates, not imported
+from the package, so a change to the package's templates fails here.
 """
 
 from __future__ import annotations

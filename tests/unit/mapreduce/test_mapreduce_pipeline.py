@@ -8,7 +8,7 @@ from pytest_ruler.engines.base import Completion
 from pytest_ruler.engines.scripted import oracle_answer
 from pytest_ruler.errors import RulerUsageError
 from pytest_ruler.mapreduce import Document, MapReduceConfig, MapReducer, STRATEGIES, document_for
-from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_task
+from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_family, get_task
 from pytest_ruler.tasks.tokenizer import load_tokenizer
 
 
@@ -33,7 +33,7 @@ def _docs(tok, task, length, n=2):
     ctx = GenerationContext(tok, frame=BASE_FRAME)
     spec = get_task(task)
     samples = generate_samples(task, length, samples=n, seed=0, ctx=ctx)
-    return spec, samples, [document_for(s, spec) for s in samples]
+    return spec, samples, [document_for(s, spec, get_family(spec.family)) for s in samples]
 
 
 def test_every_map_call_fits_the_window_and_a_stage_is_one_batch(tok):
@@ -145,10 +145,10 @@ def test_qa_facts_without_an_answer_still_reach_the_reduce(tok):
     that chunk alone cannot answer (the inter-chunk dependency the protocol carries)."""
     from pathlib import Path
 
-    ctx = GenerationContext(tok, frame=BASE_FRAME, hotpotqa=str(Path(__file__).parent.parent / "data" / "hotpotqa_mini.json"))
+    ctx = GenerationContext(tok, frame=BASE_FRAME, hotpotqa=str(Path(__file__).resolve().parents[2] / "data" / "hotpotqa_mini.json"))
     spec = get_task("qa_2")
     [sample] = generate_samples(spec, 4096, samples=1, seed=0, ctx=ctx)
-    doc = document_for(sample, spec)
+    doc = document_for(sample, spec, get_family(spec.family))
     assert doc.strategy.name == "facts" and doc.answer_prefix == sample.answer_prefix
 
     def rule(prompt):

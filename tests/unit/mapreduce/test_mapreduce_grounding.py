@@ -22,7 +22,7 @@ from pytest_ruler.engines.base import Completion
 from pytest_ruler.engines.scripted import oracle_answer
 from pytest_ruler.mapreduce import MapReduceConfig, MapReducer, document_for
 from pytest_ruler.results.scoring import get_metric
-from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_task
+from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_family, get_task
 from pytest_ruler.tasks.tokenizer import load_tokenizer
 
 VALUE = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b\d{7}\b")
@@ -74,7 +74,7 @@ def _reader(prompt: str) -> str:
 def test_code_does_not_narrow_a_know_nothing_reader_to_the_gold_value(tok, task):
     spec, samples = _samples(tok, task, 16384, 2)
     reader = Recorder(_reader)
-    outcomes = MapReducer(reader, tok, BASE_FRAME, MapReduceConfig(), window=8192).run([document_for(s, spec) for s in samples])
+    outcomes = MapReducer(reader, tok, BASE_FRAME, MapReduceConfig(), window=8192).run([document_for(s, spec, get_family(spec.family)) for s in samples])
     reduce_prompts = [r.prompt for label, r in reader.requests if label.endswith("reduce")]
     collapse_prompts = [r.prompt for label, r in reader.requests if "collapse" in label]
     assert len(reduce_prompts) == len(samples)
@@ -100,7 +100,7 @@ def test_the_pipeline_sees_no_answers_and_no_metadata(tok):
     for task in ("niah_multikey_2", "niah_multiquery", "vt", "cwe"):
         spec, [sample] = _samples(tok, task, 4096, 1)
         blind = dataclasses.replace(sample, outputs=(), metadata={})
-        a, b = document_for(sample, spec), document_for(blind, spec)
+        a, b = document_for(sample, spec, get_family(spec.family)), document_for(blind, spec, get_family(spec.family))
         assert a == b
         prompts = []
         for doc in (a, b):
@@ -115,7 +115,7 @@ def test_the_pipeline_sees_no_answers_and_no_metadata(tok):
 def test_a_reader_that_does_its_job_per_chunk_still_passes(tok, task):
     spec, samples = _samples(tok, task, 8192, 2)
     outcomes = MapReducer(Recorder(oracle_answer), tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).run(
-        [document_for(s, spec) for s in samples]
+        [document_for(s, spec, get_family(spec.family)) for s in samples]
     )
     score = get_metric(spec.metric)([o.prediction for o in outcomes], [list(s.outputs) for s in samples])
     assert score == 100.0, [(o.prediction, s.outputs) for o, s in zip(outcomes, samples)]
@@ -143,8 +143,10 @@ def test_the_niah_parser_reads_back_what_the_template_asks(kind, keys, single_va
     template, _, word = niah.render_template(kind, singular)
     question = template.format(type_needle_v=word, context="CONTEXT", query=niah.join_queries(keys)).split("CONTEXT", 1)[1]
     assert niah.parse_question(question) == {"kind": kind, "keys": keys, "plural": not singular}
-    strategy, hints = FAMILIES["niah"].mapreduce_strategy(question)
-    assert strategy.name == ("retrieve" if singular else "union") and hints["keys"] == keys and hints["kind"] == kind
+    name, hints = FAMILIES["niah"].mapreduce_strategy(question)
+    assert name == ("retrieve" if singular else "union") and hints == {"kind": kind, "keys": keys}
+    strategy, prompt_hints = strategy_for(FAMILIES["niah"], question)
+    assert strategy is STRATEGIES[name] and prompt_hints["keys"] == keys and prompt_hints["kind1"] == kind[:-1]
 
 
 def test_the_other_families_parse_their_own_questions(tok):
@@ -164,15 +166,31 @@ def test_the_other_families_parse_their_own_questions(tok):
             FAMILIES[family].mapreduce_strategy(bad)
 
 
-def test_a_family_brings_its_own_strategy_and_one_without_is_refused():
+def test_a_family_names_a_strategy_or_brings_its_own_and_one_without_is_refused():
     class Custom:
         name = "custom"
 
         def mapreduce_strategy(self, question):
-            return STRATEGIES["retrieve"], {"kind": "numbers", "keys": [question.split()[-1].rstrip("?")]}
+            return "retrieve", {"kind": "numbers", "keys": [question.split()[-1].rstrip("?")]}
 
     strategy, hints = strategy_for(Custom(), "What is the code of door-7?")
-    assert strategy.name == "retrieve" and hints["keys"] == ["door-7"]
+    assert strategy is STRATEGIES["retrieve"] and hints["keys"] == ["door-7"] and hints["v1"]  # the prompt's example value
+
+    own = dataclasses.replace(STRATEGIES["facts"], name="my-facts")
+
+    class Owner(Custom):
+        def mapreduce_strategy(self, question):
+            return own, {}
+
+    assert strategy_for(Owner(), "Who?")[0] is own
+
+    class Misspelt(Custom):
+        def mapreduce_strategy(self, question):
+            return "retreive", {}
+
+    with pytest.raises(RulerUsageError, match="names the strategy 'retreive'") as err:
+        strategy_for(Misspelt(), "anything", "my_task")
+    assert err.value.value == "my_task" and "retrieve" in err.value.fix
 
     class Bare:
         name = "bare"
@@ -220,7 +238,7 @@ def test_protocol_compliance_is_counted_per_stage(tok):
     def rule(prompt):
         return next(outputs, "") if prompt.endswith("Extracted Information:") else " 1."
 
-    [o] = MapReducer(Recorder(rule), tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).run([document_for(samples[0], spec)])
+    [o] = MapReducer(Recorder(rule), tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).run([document_for(samples[0], spec, get_family(spec.family))])
     m = o.compliance["map"]
     assert m["records"] == o.chunks >= 4
     assert m["four_fields"] == 1 and m["confidence"] == 1
@@ -232,7 +250,7 @@ def test_the_scripted_know_nothing_mode_lists_every_value_of_its_chunk(tok):
     from pytest_ruler.engines.scripted import know_nothing_answer
 
     spec, [s] = _samples(tok, "niah_multikey_2", 8192, 1)
-    doc = document_for(s, spec)
+    doc = document_for(s, spec, get_family(spec.family))
     chunks, requests = MapReducer(None, tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).chunks(doc)
     for c, r in zip(chunks, requests):
         assert know_nothing_answer(r.prompt) == _list_everything(r.prompt)

@@ -192,11 +192,14 @@ def test_reading_the_declarations_imports_no_engine_library():
 
 
 @pytest.fixture(autouse=True)
-def _registry(monkeypatch):
+def _registry():
     """Engines registered here are forgotten afterwards."""
-    from pytest_ruler import engines
+    from pytest_ruler.engines import engine_names, unregister_engine
 
-    monkeypatch.setattr(engines, "_CUSTOM", dict(engines._CUSTOM))
+    before = set(engine_names())
+    yield
+    for name in set(engine_names()) - before:
+        unregister_engine(name)
 
 
 def test_a_third_party_engine_without_a_declaration_passes_its_options_through():

@@ -14,7 +14,7 @@ import pytest
 from pytest_ruler.errors import RulerUsageError
 from pytest_ruler.tasks import tokenizer as tk
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_alias_table_holds_both_embedded_models():

@@ -21,7 +21,7 @@ from pytest_ruler.data.qa import (
     load_squad,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 SQUAD = DATA / "squad_mini.json"
 HOTPOT = DATA / "hotpotqa_mini.json"
 

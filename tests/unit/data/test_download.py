@@ -29,7 +29,7 @@ from pytest_ruler.data.download import (
 from pytest_ruler.errors import RulerDataError, RulerUsageError
 from pytest_ruler.data.qa import load_hotpotqa, load_squad
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 class _Handler(SimpleHTTPRequestHandler):

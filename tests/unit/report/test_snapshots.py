@@ -33,7 +33,7 @@ import pytest
 
 from pytest_ruler.tasks import STANDARD_TASKS, GenerationContext, generate_samples
 
-DATA = Path(__file__).parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="module")
