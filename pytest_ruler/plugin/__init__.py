@@ -25,9 +25,10 @@ from .items import RESULT_ATTR, SESSION_KEY
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
-    from . import hookspecs
+    from . import hookspecs, reporter_hooks
 
     pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.add_hookspecs(reporter_hooks)
 
 
 def pytest_addoption(parser: Any) -> None:
