@@ -88,11 +88,14 @@ def _show(value: Any) -> str:
 
 
 def _number(value: Any, low: float = -math.inf, high: float = math.inf) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value) and low <= value <= high
+    kind = type(value)  # JSON gives int and float: checked first, the rest (numpy scalars in memory) by Real
+    if kind is bool or not (kind is float or kind is int or isinstance(value, Real)):
+        return False
+    return math.isfinite(value) and low <= value <= high
 
 
 def _int(value: Any, low: int = 0) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+    return type(value) is int and value >= low or (isinstance(value, int) and not isinstance(value, bool) and value >= low)
 
 
 def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
@@ -148,17 +151,21 @@ _ITEM_FIELDS: tuple[tuple[str, bool, Callable[[Any], bool], str], ...] = (
 )
 
 
+_ITEM_CHECKS = {key: (check, what) for key, _, check, what in _ITEM_FIELDS}
+_ITEM_REQUIRED = [(key, what) for key, required, _, what in _ITEM_FIELDS if required]
+
+
 def item_problem(item: Any) -> str | None:
     """What is wrong with one report item (a mapping), or None."""
     if not isinstance(item, Mapping):
         return f"is not an object (found {_show(item)})"
-    for key, required, check, what in _ITEM_FIELDS:
+    for key, value in item.items():  # the fields it has (a reader's cost is per field written), then those it lacks
+        known = _ITEM_CHECKS.get(key)
+        if known is not None and not known[0](value):
+            return f"has no valid {key!r}: expected {known[1]}, found {_show(value)}"
+    for key, what in _ITEM_REQUIRED:
         if key not in item:
-            if required:
-                return f"has no valid {key!r}: expected {what}, found nothing"
-            continue
-        if not check(item[key]):
-            return f"has no valid {key!r}: expected {what}, found {_show(item[key])}"
+            return f"has no valid {key!r}: expected {what}, found nothing"
     if item.get("sample_scores") and item.get("error") is None and len(item["sample_scores"]) > item["samples"]:
         return f"has more 'sample_scores' ({len(item['sample_scores'])}) than 'samples' ({item['samples']})"
     return None
