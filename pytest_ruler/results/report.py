@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RulerUsageError
+from .cells import depth_map
 from .item import SCHEMA, ItemResult
 from .summary import cell_scores, mapreduce_vs_native, summarize_results
 
@@ -249,8 +250,6 @@ def as_report(report: Report | Mapping[str, Any]) -> Report:
 
 def _item(data: Mapping[str, Any], threshold: Any) -> ItemResult:
     """An ItemResult from a report item; ``RulerUsageError`` without a task, length or (unless it errored) score."""
-    from .cells import depth_map
-
     d = {k: v for k, v in data.items() if k in _FIELDS}
     try:
         d["task"], d["length"] = str(data["task"]), int(data["length"])

@@ -111,7 +111,7 @@ def _is_str(value: Any) -> bool:
 
 
 def _is_object(value: Any) -> bool:
-    return isinstance(value, Mapping)
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _score(value: Any) -> bool:
