@@ -21,6 +21,13 @@ Sub-commands (names fixed by the user contract):
 - ``tasks``: lists the registered tasks and their families.
 - ``--version``: prints ``pytest-ruler <version>``.
 
+``gate``, ``compare`` and ``report`` read saved reports only through the one reader and check
+(``results.saved.read_report``: types, the schema, and a summary that its items give), so a
+damaged or edited report is one usage error, never a traceback or a verdict on numbers the
+items do not give. Their flags that are plugin options (``SPEC_FLAGS``: ``--ci``,
+``--require-effective-length``, ``--baseline-alpha`` as ``--alpha``, ...) are made from the
+option spec (``options.OPTIONS``): help, default and parser are the option's.
+
 Usage errors, argparse's own included, print one line, ``pytest-ruler: error: ...``, and
 exit with 2 (4 for ``gate``).
 """
@@ -170,38 +177,36 @@ def _cmd_download(ns: argparse.Namespace) -> int:
 def _cmd_report(ns: argparse.Namespace) -> int:
     from .report.render import render_report
 
-    _, written = render_report(ns.report, Path(ns.out) if ns.out else None, plots=not ns.no_plots, ci=ns.ci)
+    flags = _spec_values(ns, "report")
+    _, written = render_report(ns.report, Path(ns.out) if ns.out else None, plots=not ns.no_plots, ci=flags["show_ci"])
     for path in written:
         print(path)
     return 0
 
 
-def _read_report(path: str, parameter: str) -> dict[str, Any]:
-    from .results.baseline import load_baseline
+def _read_report(path: str, parameter: str) -> Any:
+    """The one reader of saved reports (``results.saved.read_report``), its errors naming ``parameter``."""
+    from .results.saved import read_report
 
-    try:
-        return load_baseline(path)
-    except RulerUsageError as exc:
-        raise RulerUsageError(parameter, path, exc.fix) from None
+    return read_report(path, parameter)
 
 
 def _cmd_gate(ns: argparse.Namespace) -> int:
     """The plugin's gate on a saved report: same verdict lines, same exit codes."""
-    from .lengths import parse_length
     from .results import gate
 
-    if ns.require_effective_length is None and ns.require_mapreduce_effective_length is None and ns.baseline is None:
+    flags = _spec_values(ns, "gate")  # every flag checked before any file is read
+    required, mr_required = flags["required_effective_length"], flags["required_mapreduce_effective_length"]
+    if required is None and mr_required is None and flags["baseline"] is None:
         raise RulerUsageError("--require-effective-length", None, "give a gate: --require-effective-length=LEN, --require-mapreduce-effective-length=LEN or --baseline OLD.json")
     report = _read_report(ns.report, "REPORT.json")
-    required = parse_length(ns.require_effective_length, "--require-effective-length") if ns.require_effective_length else None
-    mr_required = parse_length(ns.require_mapreduce_effective_length, "--require-mapreduce-effective-length") if ns.require_mapreduce_effective_length else None
-    baseline = _read_report(ns.baseline, "--baseline") if ns.baseline else None
-    if not 0 < ns.baseline_alpha < 1:
-        raise RulerUsageError("--baseline-alpha", ns.baseline_alpha, "give a significance level between 0 and 1, e.g. 0.05")
-    if ns.confidence is not None and not 0.5 <= ns.confidence < 1:
-        raise RulerUsageError("--confidence", ns.confidence, "give a confidence level between 0.5 and 1, e.g. 0.95")
+    baseline = None
+    if flags["baseline"] is not None:
+        from .results.baseline import load_baseline
+
+        baseline = load_baseline(ns.baseline, "--baseline")
     verdict = gate(report, required=required, mapreduce_required=mr_required, baseline=baseline, baseline_path=ns.baseline,
-                   alpha=ns.baseline_alpha, test=ns.baseline_test, confidence=ns.confidence)
+                   alpha=flags["baseline_alpha"], test=flags["baseline_test"], confidence=flags["gate_confidence"])
     for text, _ in verdict.lines():  # one line per verdict, holding its reason (as the plugin prints it)
         print(text)
     if verdict.passed is None:
@@ -211,13 +216,12 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
 
 def _cmd_compare(ns: argparse.Namespace) -> int:
     """A Markdown delta table of two saved reports, for a PR comment; reports, never gates."""
-    from .parsers import choice, parse_significance
     from .report.compare import compare_markdown
 
-    alpha = parse_significance("--alpha", ns.alpha)
-    test = choice("two-proportion-z", "fisher")("--test", ns.test)
+    flags = _spec_values(ns, "compare")
     old, new = _read_report(ns.old, "OLD.json"), _read_report(ns.new, "NEW.json")
-    text = compare_markdown(old, new, alpha=alpha, test=test, old_name=Path(ns.old).name, new_name=Path(ns.new).name)
+    text = compare_markdown(old, new, alpha=flags["baseline_alpha"], test=flags["baseline_test"],
+                            old_name=Path(ns.old).name, new_name=Path(ns.new).name)
     if ns.out in (None, "-"):
         sys.stdout.write(text)
         return 0
@@ -237,6 +241,51 @@ def _cmd_tasks(ns: argparse.Namespace) -> int:
         args = ", ".join(f"{k}={v}" for k, v in spec.args.items())
         print(f"{name:<18} {spec.family:<24} gen={spec.tokens_to_generate:<4} metric={spec.metric:<5} {args}")
     return 0
+
+
+#: the flags of gate, compare and report that are the plugin's options (``options.OPTIONS``):
+#: (the option's name without --ruler-, the flag's name here); help, metavar, default and
+#: parser are the option's, and a bad value is refused naming the flag
+SPEC_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "gate": (("require-effective-length", "require-effective-length"),
+             ("require-mapreduce-effective-length", "require-mapreduce-effective-length"),
+             ("baseline", "baseline"), ("baseline-alpha", "baseline-alpha"), ("baseline-test", "baseline-test"),
+             ("gate-confidence", "confidence")),
+    "compare": (("baseline-alpha", "alpha"), ("baseline-test", "test")),
+    "report": (("ci", "ci"),),
+}
+
+
+def _option(name: str) -> Any:
+    from .options import OPTIONS
+
+    return next(o for o in OPTIONS if o.name == name)
+
+
+def _add_spec_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    from .options import argparse_help
+
+    for name, flag in SPEC_FLAGS[command]:
+        opt = _option(name)
+        same = f"as --ruler-{opt.name}"
+        if opt.flag:
+            parser.add_argument(f"--{flag}", action="store_true", default=None, help=argparse_help(f"{opt.help} ({same})"))
+        else:
+            shown = f"; default {opt.default}" if opt.default else ""
+            metavar = "OLD.json" if name == "baseline" else opt.metavar or "NAME"
+            parser.add_argument(f"--{flag}", metavar=metavar, help=argparse_help(f"{opt.help} ({same}{shown})"))
+
+
+def _spec_values(ns: argparse.Namespace, command: str) -> dict[str, Any]:
+    """The command's spec flags, typed by their options' parsers: {the option's field: value} (None when
+    unset and without a default)."""
+    out = {}
+    for name, flag in SPEC_FLAGS[command]:
+        opt = _option(name)
+        raw = getattr(ns, flag.replace("-", "_"))
+        raw = opt.default if raw is None else raw
+        out[opt.field_name] = None if raw is None else opt.parse(f"--{flag}", raw)
+    return out
 
 
 class _Parser(argparse.ArgumentParser):
@@ -284,25 +333,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("report", metavar="REPORT.json")
     r.add_argument("--out", help="folder for REPORT.md and the plots (default: next to the JSON)")
     r.add_argument("--no-plots", action="store_true", help="write only the Markdown table")
-    r.add_argument("--ci", action="store_true", help="show each score's 95%% interval (score+a/-b) in the tables (as --ruler-ci)")
+    _add_spec_flags(r, "report")
     r.set_defaults(func=_cmd_report)
 
     gt = sub.add_parser("gate", help="apply the release gate to a saved JSON report (the plugin's verdict and exit codes)")
     gt.add_argument("report", metavar="REPORT.json")
-    gt.add_argument("--require-effective-length", metavar="LEN", help="fail if the effective length is below LEN (e.g. 64k)")
-    gt.add_argument("--require-mapreduce-effective-length", metavar="LEN", help="fail if the map-reduce effective length is below LEN")
-    gt.add_argument("--baseline", metavar="OLD.json", help="fail on a statistically significant drop against this earlier report")
-    gt.add_argument("--baseline-alpha", type=float, default=0.05)
-    gt.add_argument("--baseline-test", choices=["two-proportion-z", "fisher"], default="two-proportion-z")
-    gt.add_argument("--confidence", type=float, metavar="LEVEL",
-                    help="gate on the effective length's lower confidence bound at this level, e.g. 0.95 (as --ruler-gate-confidence)")
+    _add_spec_flags(gt, "gate")
     gt.set_defaults(func=_cmd_gate)
 
     c = sub.add_parser("compare", help="a Markdown delta table of two saved JSON reports (a PR comment); exits 0")
     c.add_argument("old", metavar="OLD.json")
     c.add_argument("new", metavar="NEW.json")
-    c.add_argument("--alpha", default="0.05", help="significance level of a drop (as --ruler-baseline-alpha)")
-    c.add_argument("--test", default="two-proportion-z", help="two-proportion-z or fisher (as --ruler-baseline-test)")
+    _add_spec_flags(c, "compare")
     c.add_argument("--out", metavar="FILE", help="write the Markdown here (default: stdout)")
     c.set_defaults(func=_cmd_compare)
 

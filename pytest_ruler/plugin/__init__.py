@@ -40,9 +40,10 @@ NO_MODEL = "RULER tests need a model: pass --ruler-model=NAME (e.g. --ruler-mode
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
-    from . import hookspecs
+    from . import hookspecs, reporter_hooks
 
     pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.add_hookspecs(reporter_hooks)
 
 
 def pytest_addoption(parser: Any) -> None:

@@ -4,11 +4,13 @@ Data flow::
 
     ItemResult list ──build.build_report──► JSON report ──markdown.markdown / plots.plot_scores
                                             └──snapshot (rounded summary for syrupy)
-    REPORT.json ──load.load_report──► report dict ──render.render_report (``pytest-ruler report``)
+    REPORT.json ──load.load_report──► Report (results.saved) ──render.render_report (``pytest-ruler report``)
+    Report, Verdict ──lines.lines──► the terminal's lines (the rescue line, the verdict lines)
+    a run's end ──reporters (json, markdown, plots, github, yours)──► its outputs
 
-Every number comes from ``pytest_ruler.results`` (the summary, Table 3, the
-gate); nothing here aggregates on its own. ``build_report`` and
-``write_report`` are re-exported here.
+Every number comes from the typed report (``pytest_ruler.results.report``: the
+summary and Table 3, computed once) and the gate; nothing here aggregates on its
+own. ``build_report`` and ``write_report`` are re-exported here.
 """
 
 from .build import build_report, write_report

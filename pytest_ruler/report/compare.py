@@ -1,7 +1,7 @@
 """``pytest-ruler compare OLD.json NEW.json``: two saved reports as a Markdown delta table (a PR comment).
 
-    old report, new report ──compare_markdown(old, new, alpha=, test=)──► Markdown
-        effective length and Avg old → new per mode (Table 3's Total row, results.table3)
+    old report, new report (Reports or their dicts) ──compare_markdown(old, new, alpha=, test=)──► Markdown
+        effective length and Avg old → new per mode (each mode's Table 3, computed once)
         one row per (task, length, mode) cell: old score, new score, change, samples,
         p-value and significance (results.baseline.compare: scores pooled over seeds,
         one-sided test of a drop, Holm-corrected over the cells; the plugin's
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..lengths import format_length
-from ..results.table import table3
+from ..results.report import Report, as_report
 from .load import MODE_TITLE
 
 __all__ = ["compare_markdown"]
@@ -32,13 +32,13 @@ def _row(cells: Sequence[object]) -> str:
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
-def _total(report: Mapping[str, Any], mode: str) -> tuple[str, str]:
-    """(effective length, Avg) as Table 3's Total row prints them; ``-`` when the mode did not run."""
-    if not (report.get("summary") or {}).get(mode):
+def _total(report: Report, mode: str) -> tuple[str, str]:
+    """(effective length, Avg) as Table 3 prints them; ``-`` when the mode did not run."""
+    m = report.mode(mode)
+    if not m.summary:
         return "-", "-"
-    table = table3(report, mode)
-    total = table.rows[-1]  # the Eff.LB column, when present, sits between wAvg.dec and Effective
-    return total[table.header.index("Effective")], total[table.header.index("Avg")]
+    table = m.table()
+    return m.effective, table.rows[-1][table.header.index("Avg")]
 
 
 def _change(delta: float) -> str:
@@ -54,27 +54,28 @@ def _significance(c: Any) -> str:
     return "improved" if c.delta > 0 else "unchanged"
 
 
-def _errored(report: Mapping[str, Any]) -> set[tuple[str, int, str]]:
-    return {(i["task"], int(i["length"]), i.get("mode", "native")) for i in report.get("items") or [] if i.get("error") is not None}
+def _errored(report: Report) -> set[tuple[str, int, str]]:
+    return {(r.task, r.length, r.mode) for r in report.items if r.error is not None}
 
 
-def compare_markdown(old: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, test: str = "two-proportion-z",
-                     old_name: str = "old", new_name: str = "new") -> str:
-    """The Markdown delta table of ``new`` against ``old`` (see the module docstring)."""
+def compare_markdown(old: Report | Mapping[str, Any], new: Report | Mapping[str, Any], *, alpha: float = 0.05,
+                     test: str = "two-proportion-z", old_name: str = "old", new_name: str = "new") -> str:
+    """The Markdown delta table of ``new`` against ``old`` (reports or their dicts; see the module docstring)."""
     from ..results.baseline import compare
     from ..results.regressions import summarize_regressions
 
-    scored = [i for i in new.get("items") or [] if i.get("error") is None]
-    comparisons = compare({"items": [i for i in old.get("items") or [] if i.get("error") is None]}, scored, alpha=alpha, test=test)
+    old, new = as_report(old), as_report(new)
+    scored = [r.to_dict() for r in new.items if r.error is None]
+    comparisons = compare({"items": [r.to_dict() for r in old.items if r.error is None]}, scored, alpha=alpha, test=test)
     header = summarize_regressions(comparisons, verbose=False)[1][0].removeprefix("baseline: ")
     lines = [f"## RULER: `{old_name}` → `{new_name}`", ""]
-    models = [str(r.get("model", "?")) for r in (old, new)]
+    models = [r.model for r in (old, new)]
     lines.append(f"- **Model:** `{models[0]}`" + (f" → `{models[1]}`" if models[1] != models[0] else ""))
     for mode in ("native", "mapreduce"):
         (old_eff, old_avg), (new_eff, new_avg) = _total(old, mode), _total(new, mode)
         if (old_eff, new_eff) != ("-", "-"):
             lines.append(f"- **Effective length ({MODE_TITLE[mode]}):** {old_eff} → {new_eff} (Avg {old_avg} → {new_avg})")
-    thresholds = [r.get("threshold") for r in (old, new)]
+    thresholds = [r.threshold for r in (old, new)]
     lines.append(f"- **Threshold:** {thresholds[0]:g}" if thresholds[0] == thresholds[1] and thresholds[0] is not None
                  else f"- **Threshold:** {thresholds[0]} → {thresholds[1]} (effective lengths are not comparable)")
     lines += [f"- **Cells:** {header}", ""]

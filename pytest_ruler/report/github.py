@@ -1,8 +1,9 @@
 """CI-native output for GitHub Actions: the step summary and workflow-command annotations.
 
-    report dict, verdict lines ──step_summary(report, verdict_lines)──► Markdown
-        (the report's Markdown with Table 3, report.markdown; the verdict; the map-reduce rescue line)
-    report dict, verdict lines ──annotations(report, verdict_lines, errors=)──► ["::error title=...::...", ...]
+    Report (or its dict), verdict lines ──step_summary(report, verdict_lines)──► Markdown
+        (the report's Markdown with Table 3, report.markdown; the verdict; the terminal's
+        map-reduce rescue line, report.lines.rescue_line)
+    Report (or its dict), verdict lines ──annotations(report, verdict_lines, errors=)──► ["::error title=...::...", ...]
         errors: each red verdict line (a failed gate, a significant drop), each failing
         (task, length, mode) cell (mean score over seeds not above the task's mark, or errored);
         warnings: each undecided gate, an incomplete run, the run's warnings, end-of-run errors;
@@ -11,9 +12,9 @@
         appends step_summary to $GITHUB_STEP_SUMMARY when it is set (a file path);
         hands each annotation to ``say`` (a terminal line, after an empty one) when $GITHUB_ACTIONS is "true"
 
-Pure functions of a JSON report dict (``build_report``'s, after the verdict's fields were
-merged in) and ``Verdict.lines()``; nothing here aggregates: cell scores come from
-``results.cells.report_cells``, Table 3 from ``report.markdown``. Messages are escaped as
+Pure functions of the typed report (``results.report.Report``, after the verdict's fields
+were merged in) and ``Verdict.lines()``; nothing here aggregates: cell scores are the
+report's modes', Table 3 is ``report.markdown``'s. Messages are escaped as
 GitHub's runner reads workflow commands: ``%``, CR and LF in messages; also ``:`` and ``,``
 in properties (``escape_data``, ``escape_property``).
 
@@ -29,8 +30,9 @@ from typing import Any
 
 from ..results.aggregate import passes
 from ..lengths import format_length
-from ..results.cells import mode_items, report_cells
+from ..results.report import Report, as_report
 from ..secrets import scrub
+from .lines import rescue_line
 from .load import MODE_TITLE
 
 __all__ = ["annotations", "escape_data", "escape_property", "github_output", "rescue_line", "step_summary",
@@ -56,23 +58,12 @@ def workflow_command(kind: str, message: object, **properties: object) -> str:
     return f"::{kind}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def rescue_line(report: Mapping[str, Any]) -> str | None:
-    """The terminal's "map-reduce passes where native fails (<grounding label>): cells" line, or None."""
-    rescued = [x for x in report.get("mapreduce_vs_native") or [] if x.get("rescued")]
-    if not rescued:
-        return None
-    from ..mapreduce import grounding_summary
-
-    grounding = grounding_summary(it.get("mapreduce") for it in mode_items(report, "mapreduce"))
-    cells = dict.fromkeys(f"{x['task']}@{format_length(int(x['length']))}" for x in rescued)
-    return f"map-reduce passes where native fails ({grounding}): " + ", ".join(cells)
-
-
-def step_summary(report: Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]] = ()) -> str:
+def step_summary(report: Report | Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]] = ()) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY``: the report (Table 3 per mode, as ``--ruler-markdown``
-    writes it), the rescue line and the verdict lines."""
+    writes it), the terminal's rescue line and verdict lines (``report.lines``)."""
     from .markdown import markdown
 
+    report = as_report(report)
     lines = [markdown(report).rstrip("\n"), ""]
     rescue = rescue_line(report)
     if rescue:
@@ -89,17 +80,18 @@ def _where(task: str, length: int, mode: str) -> str:
     return f"{task} @ {format_length(length)}{suffix}"
 
 
-def _failing_cells(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _failing_cells(report: Report) -> list[tuple[str, str]]:
     """(title, message) per failing cell, native first, in length then task order."""
-    threshold = report.get("threshold")
+    threshold = report.threshold
     out = []
     for mode in ("native", "mapreduce"):
-        scores, errored = report_cells(report, mode)
+        m = report.mode(mode)
+        scores, errored = m.scores, m.errored
         reasons: dict[tuple[str, int], list[str]] = {}
-        for e in ((report.get("summary") or {}).get(mode) or {}).get("errored") or []:
-            reasons.setdefault((e.get("task"), int(e.get("length", 0))), []).append(f"seed {e.get('seed')}: {e.get('error')}")
+        for r in sorted((r for r in m.items if r.error is not None), key=lambda r: (r.length, r.task, r.seed)):
+            reasons.setdefault((r.task, r.length), []).append(f"seed {r.seed}: {r.error}")
         cells = {(t, L) for t, ls in errored.items() for L in ls}
-        marks = {t: float(v) for t, v in (report.get("task_thresholds") or {}).items()}  # the ini's per-task marks
+        marks = {t: float(v) for t, v in report.task_thresholds.items()}  # the ini's per-task marks
 
         def mark(task: str) -> float:
             return marks.get(task, float(threshold))
@@ -127,29 +119,31 @@ def _capped(kind: str, entries: Sequence[tuple[str, str]], limit: int, what: str
     return lines
 
 
-def annotations(report: Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]] = (), *,
+def annotations(report: Report | Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]] = (), *,
                 errors: Iterable[str] = (), limit: int = LIMIT) -> list[str]:
     """The workflow commands for a run: ``::error`` per red verdict line and failing cell,
     ``::warning`` per undecided gate, incomplete run, run warning and end-of-run error."""
+    report = as_report(report)
     failed = [("RULER gate" if not text.startswith("baseline:") else "RULER baseline", text)
               for text, colour in verdict_lines if colour == "red"]
     warned = [("RULER gate", text) for text, colour in verdict_lines if colour == "yellow"]
-    if not report.get("complete", True):
-        state = "interrupted" if report.get("interrupted") else "stopped"
-        done, total = report.get("items_finished"), report.get("items_expected")
+    if not report.complete:
+        state = "interrupted" if report.interrupted else "stopped"
+        done, total = report.items_finished, report.items_expected
         count = f" after {done} of {total} items" if done is not None and total is not None else ""
         warned.append(("RULER incomplete run", f"{state}{count}: the table and report are partial (\"complete\": false)"))
-    warned += [("RULER warning", w) for w in report.get("warnings") or []]
+    warned += [("RULER warning", w) for w in report.warnings]
     warned += [("RULER error", e) for e in errors]
     cells = _failing_cells(report)
     return (_capped("error", failed + cells, limit, "failures")
             + _capped("warning", warned, limit, "warnings"))
 
 
-def github_output(report: Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]], say: Callable[[str], Any], *,
+def github_output(report: Report | Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]], say: Callable[[str], Any], *,
                   errors: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> None:
     """The plugin's one call at the end of a run (see the module docstring); does nothing outside CI."""
     env = os.environ if environ is None else environ
+    report = as_report(report)
     path = env.get("GITHUB_STEP_SUMMARY")
     if path:
         with open(path, "a", encoding="utf-8") as fh:

@@ -1,12 +1,12 @@
 """A report dict as Markdown: the header, Table 3 per mode, the comparison, the depth sweeps.
 
-    report dict ──markdown(report, images=..., ci=False)──► Markdown text
+    Report (or its dict) ──markdown(report, images=..., ci=False)──► Markdown text
         header (model, back end, haystack, threshold, items, gate)
-        Table 3 per mode: results.table3's cells, with † (over the context) and ‡ (errors) marks
+        Table 3 per mode: the mode's table (Report.mode(m).table()), with † (over the context) and ‡ (errors) marks
         native vs map-reduce, map-reduce compliance, depth sweeps (results.cells.depth_cells)
 
-A pure function of the report: the numbers shown are the ones the report holds or
-the ones ``pytest_ruler.results`` computes from it, in the terminal's notation.
+A pure function of the typed report (:mod:`pytest_ruler.results.report`): every number
+shown is one it computed once from the items, in the terminal's notation.
 Layout follows the RULER paper's Table 3 for one model: tasks as rows, then a Total
 row; columns 4K..128K, Avg, wAvg (inc), wAvg (dec), effective length, printed as
 :func:`~pytest_ruler.results.table.format_effective_length` does (the paper's
@@ -30,9 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from ..lengths import format_length
-from ..results.cells import depth_cells, mode_items
-from ..results.table import skipped_notes, table3, table_notes
-from .load import MODE_TITLE, report_modes
+from ..results.cells import depth_cells
+from ..results.item import ItemResult
+from ..results.report import Report, as_report
+from ..results.table import skipped_notes, table_notes
+from .load import MODE_TITLE
 
 __all__ = ["depth_label", "markdown"]
 
@@ -52,14 +54,15 @@ def _score(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}"
 
 
-def _total(report: Mapping[str, Any], mode: str) -> dict[str, str] | None:
-    """The Total row of a mode's Table 3 (Avg, wAvg and effective length, as the table prints
-    them), or None when the mode has no summary."""
-    if not (report.get("summary") or {}).get(mode):
+def _total(report: Report, mode: str) -> dict[str, str] | None:
+    """The Total row of a mode's Table 3 (Avg and wAvg as the table prints them, the effective
+    length as the mode formats it), or None when the mode has no summary."""
+    m = report.mode(mode)
+    if not m.summary:
         return None
-    table = table3(report, mode)
+    table = m.table()
     n = len(table.lengths)
-    return dict(zip(("avg", "wavg_inc", "wavg_dec"), table.rows[-1][1 + n:4 + n])) | {"effective": table.rows[-1][-1]}
+    return dict(zip(("avg", "wavg_inc", "wavg_dec"), table.rows[-1][1 + n:4 + n])) | {"effective": m.effective}
 
 
 def depth_label(d: float, depths: Sequence[float]) -> str:
@@ -92,8 +95,8 @@ def _haystack_lines(corpus: str) -> tuple[str, str | None]:
     )
 
 
-def _gate_line(report: Mapping[str, Any]) -> str | None:
-    gate = report.get("gate") or {}
+def _gate_line(report: Report) -> str | None:
+    gate = report.field("gate") or {}
     required = gate.get("required_effective_length")
     passed = gate.get("passed")
     if required is None and passed is None:
@@ -108,67 +111,65 @@ def _gate_line(report: Mapping[str, Any]) -> str | None:
     return f"- **Gate:** not decided (required {req_s}; effective length {eff_s})"
 
 
-def _grounding_lines(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+def _grounding_lines(report: Report) -> tuple[list[str], list[str]]:
     """What code did to the model's records (a label, shown above the map-reduce Table 3),
     and how often the model wrote the protocol, per map-reduce item (a table, shown below it)."""
     from ..mapreduce import grounding_label
 
-    its = mode_items(report, "mapreduce")
+    its = report.mode("mapreduce").items
     if not its:
         return [], []
     def key(mr: Mapping[str, Any]) -> dict[str, Any]:  # the label without per-item counts (those are in the table below)
         return {"grounding": mr.get("grounding") or ("unrecorded" if mr else "not run"), "strategy": mr.get("strategy")}
 
-    labels = sorted({grounding_label(key(it.get("mapreduce") or {})) for it in its})
+    labels = sorted({grounding_label(key(it.mapreduce or {})) for it in its})
     head = [f"**Map-reduce {label}.**" for label in labels] + [""]
     lines = ["Protocol compliance of the map records (the structured information protocol's four fields):", ""]
     lines.append(_row(["Task", "Length", "Strategy", "Grounding", "Map records", "All four fields", "With a confidence", "Parse failures", "Collapse calls"]))
     lines.append("|:---|---:|:---|:---|---:|---:|---:|---:|---:|")
-    for it in sorted(its, key=lambda x: (x["task"], x["length"], x.get("seed", 0))):
-        mr = it.get("mapreduce") or {}
+    for it in sorted(its, key=lambda x: (x.task, x.length, x.seed)):
+        mr = it.mapreduce or {}
         comp = (mr.get("compliance") or {}).get("map") or {}
         collapse = (mr.get("calls_per_stage") or {}).get("collapse", 0)
         cells = [comp.get(k, "-") for k in ("records", "four_fields", "confidence", "parse_failures")]
-        lines.append(_row([it["task"], format_length(int(it["length"])), mr.get("strategy") or "-", mr.get("grounding") or "-", *map(str, cells), str(collapse)]))
+        lines.append(_row([it.task, format_length(it.length), mr.get("strategy") or "-", mr.get("grounding") or "-", *map(str, cells), str(collapse)]))
     lines.append("")
     return head, lines
 
 
-def _items_line(report: Mapping[str, Any]) -> str | None:
-    items = report.get("items") or []
+def _items_line(report: Report) -> str | None:
+    items = report.items
     if not items:
         return None
     parts = []
-    for mode in ("native", "mapreduce"):
-        its = mode_items(report, mode)
-        if not its:
-            continue
-        tasks = {it["task"] for it in its}
-        lengths = {it["length"] for it in its}
-        seeds = {it.get("seed") for it in its}
+    for mode in report.modes:
+        its = report.mode(mode).items
+        tasks = {it.task for it in its}
+        lengths = {it.length for it in its}
+        seeds = {it.seed for it in its}
         parts.append(f"{len(its)} {MODE_TITLE[mode]} ({len(tasks)} tasks × {len(lengths)} lengths × {len(seeds)} seeds)")
-    samples = sorted({it.get("samples") for it in items if isinstance(it.get("samples"), int)})
+    samples = sorted({it.samples for it in items})
     text = "- **Items:** " + ", ".join(parts)
     if samples:
         text += f"; {samples[0]} samples per item" if len(samples) == 1 else f"; {samples[0]}–{samples[-1]} samples per item"
     return text
 
 
-def _flag(items: Sequence[Mapping[str, Any]]) -> str:
+def _flag(items: Sequence[ItemResult]) -> str:
     marks = ""
-    if any(int(it.get("over_length") or 0) > 0 for it in items):
+    if any(it.over_length > 0 for it in items):
         marks += _OVER
-    if any(int(it.get("errors") or 0) > 0 for it in items):
+    if any(it.errors > 0 for it in items):
         marks += _ERR
     return marks
 
 
-def _table(report: Mapping[str, Any], mode: str, ci: bool = False) -> list[str]:
-    """Table 3 of one mode (the terminal's cells, from results.table3), with flags per cell."""
-    table = table3(report, mode, ci)
-    by_cell: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
-    for it in mode_items(report, mode):
-        by_cell.setdefault((it["task"], int(it["length"])), []).append(it)
+def _table(report: Report, mode: str, ci: bool = False) -> list[str]:
+    """Table 3 of one mode (the terminal's cells: the mode's table), with flags per cell."""
+    table = report.mode(mode).table(ci)
+    by_cell: dict[tuple[str, int], list[ItemResult]] = {}
+    for it in report.mode(mode).items:
+        by_cell.setdefault((it.task, it.length), []).append(it)
     bound = ["Effective (95% lower bound)"] if "Eff.LB" in table.header else []
     head = ["Task", *table.header[1:1 + len(table.lengths)], "Avg", "wAvg (inc)", "wAvg (dec)", *bound, "Effective"]
     out = [_row(head), "|:---|" + "---:|" * (len(head) - 1)]
@@ -184,15 +185,15 @@ def _table(report: Mapping[str, Any], mode: str, ci: bool = False) -> list[str]:
     return out
 
 
-def _flag_notes(report: Mapping[str, Any], mode: str) -> list[str]:
+def _flag_notes(report: Report, mode: str) -> list[str]:
     over, err = [], []
-    for it in mode_items(report, mode):
-        where = f"{it['task']} at {format_length(int(it['length']))} (seed {it.get('seed')}"
-        n = it.get("samples")
-        if int(it.get("over_length") or 0) > 0:
-            over.append(f"{where}: {it['over_length']} of {n})")
-        if int(it.get("errors") or 0) > 0:
-            err.append(f"{where}: {it['errors']} of {n})")
+    for it in report.mode(mode).items:
+        where = f"{it.task} at {format_length(it.length)} (seed {it.seed}"
+        n = it.samples
+        if it.over_length > 0:
+            over.append(f"{where}: {it.over_length} of {n})")
+        if it.errors > 0:
+            err.append(f"{where}: {it.errors} of {n})")
     lines = []
     if over:
         lines.append(f"{_OVER} samples longer than the model's context window (scored as wrong): " + "; ".join(over))
@@ -201,9 +202,9 @@ def _flag_notes(report: Mapping[str, Any], mode: str) -> list[str]:
     return lines
 
 
-def _interval_lines(report: Mapping[str, Any], mode: str) -> list[str]:
+def _interval_lines(report: Report, mode: str) -> list[str]:
     """``--ruler-ci``: what ``+a/-b`` means, and the Total's 95 % intervals."""
-    iv = ((report.get("summary") or {}).get(mode) or {}).get("intervals")
+    iv = (report.mode(mode).summary or {}).get("intervals")
     if not iv:
         return ["No per-sample scores in this report: no standard errors or intervals.", ""]
     parts = [f"{format_length(int(L))} [{v['ci95'][0]:.1f}, {v['ci95'][1]:.1f}]"
@@ -219,7 +220,7 @@ def _interval_lines(report: Mapping[str, Any], mode: str) -> list[str]:
     return lines + [""]
 
 
-def _depth_section(report: Mapping[str, Any], mode: str) -> list[str]:
+def _depth_section(report: Report, mode: str) -> list[str]:
     tables = depth_cells(report, mode)
     if not tables:
         return []
@@ -236,20 +237,21 @@ def _depth_section(report: Mapping[str, Any], mode: str) -> list[str]:
     return out
 
 
-def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = (), ci: bool = False) -> str:
-    """The report as Markdown: header, Table 3 per mode, comparisons, depth sweeps.
+def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path] = (), ci: bool = False) -> str:
+    """The report (a ``Report`` or its dict) as Markdown: header, Table 3 per mode, comparisons, depth sweeps.
 
     ``images`` (paths relative to where the Markdown will live) are linked at the end;
     ``ci`` (``--ruler-ci``) shows standard errors and the Total's 95 % intervals.
     """
-    threshold = report.get("threshold")
-    lines = [f"# RULER report: {report.get('model', '?')}", ""]
-    lines.append(f"- **Model:** `{report.get('model', '?')}`")
-    lines.append(f"- **Backend:** {report.get('backend', '?')}")
-    lines.append(f"- **Tokenizer:** `{report.get('tokenizer', '?')}`")
-    if report.get("chat_template"):
-        lines.append(f"- **Chat template:** {report['chat_template']}")
-    hay_line, hay_warning = _haystack_lines(report.get("haystack_corpus", ""))
+    report = as_report(report)
+    threshold = report.threshold
+    lines = [f"# RULER report: {report.model}", ""]
+    lines.append(f"- **Model:** `{report.model}`")
+    lines.append(f"- **Backend:** {report.backend}")
+    lines.append(f"- **Tokenizer:** `{report.tokenizer}`")
+    if report.field("chat_template"):
+        lines.append(f"- **Chat template:** {report.field('chat_template')}")
+    hay_line, hay_warning = _haystack_lines(report.haystack_corpus)
     lines.append(hay_line)
     if threshold is not None:
         lines.append(f"- **Threshold:** {threshold:g} (an item passes, and a length counts toward the effective length, when its score is above it)")
@@ -263,12 +265,12 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = (), ci
     if hay_warning:
         lines += [hay_warning, ""]
 
-    modes = report_modes(report)
+    modes = report.modes
     if not modes:
         lines += ["No items in this report.", ""]
-        if report.get("skipped"):
+        if report.skipped:
             lines += [*skipped_notes(report), ""]
-    seeds = {it.get("seed") for it in report.get("items") or []}
+    seeds = {it.seed for it in report.items}
     for mode in modes:
         heading = "Effective context length" if mode == "native" else "Map-reduce (chunked inference)"
         lines += [f"## {heading}", ""]
@@ -293,7 +295,7 @@ def markdown(report: Mapping[str, Any], *, images: Sequence[str | Path] = (), ci
             + (" Effective (95% lower bound): the longest length L at which, and at every shorter tested length, "
                "the score exceeds the threshold with 95% confidence (one-sided tests in ascending order, "
                "stopping at the first that does not reject)."
-               if any(((report.get("summary") or {}).get(m) or {}).get("intervals") for m in modes) else "")
+               if any((report.mode(m).summary or {}).get("intervals") for m in modes) else "")
         )
         lines.append("")
 

@@ -1,12 +1,12 @@
 """A report dict as PNG plots: score vs length per mode, and a depth x length heatmap per task.
 
-    report dict ──plot_scores(report, out_dir, prefix=...)──► [PNG paths]
-        {prefix}.scores.png            tasks' cells (results.cells.report_cells) and the summary's Total
+    Report (or its dict) ──plot_scores(report, out_dir, prefix=...)──► [PNG paths]
+        {prefix}.scores.png            tasks' cells (the mode's Table 3 cells) and the summary's Total
         {prefix}.scores.mapreduce.png  the same for map-reduce, the native Total in grey
         {prefix}.depth.{task}.png      depth sweeps (results.cells.depth_cells)
 
-Every point is a number the report holds or ``pytest_ruler.results`` computes from
-it: the lines are Table 3's cells, so a cell Table 3 shows as ERR has no point. With
+Every point is a number the typed report (:mod:`pytest_ruler.results.report`) computed
+from the items: the lines are Table 3's cells, so a cell Table 3 shows as ERR has no point. With
 per-sample scores in the report, each line has a band: the 95 % interval of its cells
 (the summary's ``intervals``), pale for tasks, darker for the Total; a cell without an
 interval breaks its band.
@@ -15,7 +15,7 @@ matplotlib is optional (``pip install "pytest-ruler[plot]"``); it is imported on
 inside :func:`plot_scores`, drawing on the Agg canvas without touching pyplot's
 global state. Without it, ``RulerUsageError("--ruler-plots", out_dir, PLOT_FIX)``.
 
-Public names: ``PLOT_FIX``, ``plot_scores``.
+Public names: ``MAX_TASK_LINES``, ``PLOT_FIX``, ``plot_scores``.
 """
 
 from __future__ import annotations
@@ -28,14 +28,16 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from ..lengths import format_length
-from ..results.cells import depth_cells, ordered_tasks, report_cells
+from ..results.cells import depth_cells, ordered_tasks
+from ..results.report import Report, as_report
 from ..results.table import format_effective_length
-from .load import MODE_TITLE, report_modes
+from .load import MODE_TITLE
 from .markdown import depth_label
 
-__all__ = ["PLOT_FIX", "plot_scores"]
+__all__ = ["MAX_TASK_LINES", "PLOT_FIX", "plot_scores"]
 
 PLOT_FIX = 'pip install "pytest-ruler[plot]"'
+MAX_TASK_LINES = 40  # more tasks than this: the score plot shows the Total only
 
 
 def _safe(name: str) -> str:
@@ -79,10 +81,11 @@ def _band(ax: Any, xs: Sequence[int], intervals: Mapping[str, Any] | None, colou
         ax.fill_between(list(xs), lo, hi, color=colour, alpha=alpha, linewidth=0)
 
 
-def plot_scores(report: Mapping[str, Any], out_dir: str | Path, *, prefix: str = "ruler") -> list[Path]:
+def plot_scores(report: Report | Mapping[str, Any], out_dir: str | Path, *, prefix: str = "ruler") -> list[Path]:
     """Write the PNG plots of a report into ``out_dir``; return their paths.
 
-    - ``{prefix}.scores.png``: score vs length, one line per task, the Total line
+    - ``{prefix}.scores.png``: score vs length, one line per task (up to ``MAX_TASK_LINES``
+      tasks; beyond that the legend says they are left out), the Total line
       (``summary``'s per-length scores) in bold, the threshold dashed; x is log2 with
       K labels. ``{prefix}.scores.mapreduce.png`` likewise for map-reduce items, with
       the native Total as a grey reference.
@@ -93,17 +96,17 @@ def plot_scores(report: Mapping[str, Any], out_dir: str | Path, *, prefix: str =
     """
     Figure, FigureCanvasAgg = _import_matplotlib(out_dir)
     from matplotlib import colormaps
+    report = as_report(report)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    summary = report.get("summary") or {}
-    threshold = report.get("threshold")
-    model = report.get("model", "?")
-    native = summary.get("native")
+    threshold = report.threshold
+    model = report.model
+    native = report.mode("native").summary
 
-    for mode in report_modes(report):
-        s = summary.get(mode)
-        means, _ = report_cells(report, mode)
+    for mode in report.modes:
+        s = report.mode(mode).summary
+        means = report.mode(mode).scores
         pl = {int(k): float(v) for k, v in ((s or {}).get("per_length") or {}).items()}
         lengths = sorted(set(pl) | {L for sc in means.values() for L in sc})
         if not lengths:
@@ -113,7 +116,9 @@ def plot_scores(report: Mapping[str, Any], out_dir: str | Path, *, prefix: str =
         tasks = ordered_tasks(list(means))
         palette = colormaps["tab10" if len(tasks) <= 10 else "tab20"]
         iv = (s or {}).get("intervals") or {}
-        for i, task in enumerate(tasks):
+        if len(tasks) > MAX_TASK_LINES:  # a line per task would be unreadable (and slow to draw)
+            ax.plot([], [], " ", label=f"{len(tasks)} tasks: their lines are left out (more than {MAX_TASK_LINES}); see the table")
+        for i, task in enumerate(tasks if len(tasks) <= MAX_TASK_LINES else []):
             xs = sorted(means[task])
             ax.plot(xs, [means[task][L] for L in xs], marker="o", markersize=3, linewidth=1.0, alpha=0.8,
                     color=palette(i % palette.N), label=task)

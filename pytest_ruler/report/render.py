@@ -1,6 +1,6 @@
 """``pytest-ruler report REPORT.json [--out DIR] [--no-plots]``: a saved report as Markdown and PNGs.
 
-    REPORT.json ──load.load_report──► report dict ──markdown.markdown──► <stem>.md
+    REPORT.json ──load.load_report──► Report ──markdown.markdown──► <stem>.md
                                                   └──plots.plot_scores──► <stem>.*.png (linked from the .md)
 
 Public names: ``render_report``.

@@ -3,13 +3,16 @@
 Data flow::
 
     ItemResult per item ──summarize_results(results, threshold, mode)──► a mode's summary
-    JSON report (items + summaries) ──gate(report, required=..., baseline=...)──► Verdict
+    [ItemResult] or a report dict ──report.Report──► the typed report: per mode its summary and
+        Table 3, computed once from the items (a saved file: saved.read_report, the one reader)
+    Report ──gate(report, required=..., baseline=...)──► Verdict
 
 The plugin, the JSON/Markdown reports, the snapshot extension and the
 ``pytest-ruler gate`` command all go through these functions; none of them
 aggregates or gates on its own.
 
-Modules: ``item`` (ItemResult, the report SCHEMA), ``summary`` (cell_scores,
+Modules: ``item`` (ItemResult, the report SCHEMA), ``report`` (the typed report),
+``saved`` (reading a saved report: types checked, the summary recomputed), ``summary`` (cell_scores,
 summarize_results, mapreduce_vs_native), ``aggregate`` (the paper's formulas:
 Avg, wAvg, effective length), ``scoring`` (RULER's metrics), ``table`` (Table 3
 and its notation), ``cells`` (Table 3's cells read back from a saved report),

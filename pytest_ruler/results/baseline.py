@@ -4,7 +4,7 @@ Each (task, length, mode) cell of the current run is compared with the same cell
 earlier report, and the run fails only on a drop that is statistically significant for
 the sample counts involved, so that CI does not flap on sampling noise.
 
-    old.json ──load_baseline──► report dict
+    old.json ──load_baseline──► Report (results.saved.read_report: the one reader and check)
     report dict, current items ──compare(...)──► Comparisons ──regressions.summarize_regressions──► (passed, lines)
 
 The statistics, in order:
@@ -57,7 +57,7 @@ flagged drop; identical reports never flag one (their one-sided p-value is ≥ 0
 
 Public names:
 
-- :func:`load_baseline` -- read and validate a saved report.
+- :func:`load_baseline` -- read a saved report (``results.saved.read_report``) that has items.
 - :class:`Comparison`, :class:`NotCompared`, :class:`Comparisons` -- results.
 - :func:`compare` -- the cell-by-cell comparison.
 - :data:`DEFAULT_ALPHA`, :data:`SCHEMA`.
@@ -76,7 +76,6 @@ minimum drop); their errors name the keyword.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -85,6 +84,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RulerUsageError
+from .report import Report
+from .saved import item_problem
 from .paired import paired_scores, question_scores
 from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, paired_less, two_proportion_z_less
 
@@ -97,83 +98,26 @@ DEFAULT_ALPHA = 0.05
 # --------------------------------------------------------------------------- loading
 
 
-def load_baseline(path: str | Path) -> dict[str, Any]:
+def load_baseline(path: str | Path, parameter: str = "--ruler-baseline") -> Report:
     """Read a JSON report written by ``--ruler-report`` and check it can serve as a baseline.
 
-    Raises :class:`RulerUsageError` (parameter ``--ruler-baseline``) for a missing or
-    unreadable file, invalid JSON, another schema, or a report without usable items.
+    The one reader of saved reports (:func:`pytest_ruler.results.saved.read_report`; errors
+    name ``parameter``), then: a baseline needs items to compare against.
     """
-    shown = str(path)
-    p = Path(path)
-    if not p.is_file():
+    from .saved import read_report
+
+    report = read_report(path, parameter)
+    if not report.items:
         raise RulerUsageError(
-            "--ruler-baseline", shown,
-            "no such file; write one with `pytest --ruler-model=... --ruler-report=PATH` "
-            "on the reference model/commit, then pass that PATH.",
-        )
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulerUsageError("--ruler-baseline", shown, f"cannot read the file ({exc}).") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RulerUsageError(
-            "--ruler-baseline", shown,
-            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "pass a report written by --ruler-report.",
-        ) from None
-    if not isinstance(data, dict):
-        raise RulerUsageError(
-            "--ruler-baseline", shown, "the JSON must be an object written by --ruler-report."
-        )
-    schema = data.get("schema")
-    if schema != SCHEMA:
-        raise RulerUsageError(
-            "--ruler-baseline", shown,
-            f"schema is {schema!r}, expected {SCHEMA!r}; pass a report written by "
-            "--ruler-report (regenerate older reports with this version).",
-        )
-    items = data.get("items")
-    if not isinstance(items, list) or not items:
-        raise RulerUsageError(
-            "--ruler-baseline", shown,
+            parameter, str(path),
             "the report has no items to compare against; it must come from a run that "
             "executed RULER items (use --ruler-report on such a run).",
         )
-    for i, item in enumerate(items):
-        problem = _item_problem(item)
-        if problem:
-            raise RulerUsageError(
-                "--ruler-baseline", shown,
-                f"items[{i}] {problem}; pass an unedited report written by --ruler-report.",
-            )
-    return data
+    return report
 
 
 def _is_number(value: object) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
-
-
-def _item_problem(item: object) -> str | None:
-    if not isinstance(item, Mapping):
-        return "is not an object"
-    for key in ("task", "length", "samples", "score"):
-        if key not in item:
-            return f"lacks {key!r}"
-    if not isinstance(item["task"], str):
-        return "has a non-string 'task'"
-    if not isinstance(item["length"], int) or isinstance(item["length"], bool) or item["length"] <= 0:
-        return "has a 'length' that is not a positive int"
-    if not isinstance(item["samples"], int) or isinstance(item["samples"], bool) or item["samples"] < 0:
-        return "has a 'samples' that is not a non-negative int"
-    score = item["score"]
-    if not _is_number(score) or not 0.0 <= float(score) <= 100.0:
-        return "has a 'score' outside [0, 100]"
-    mode = item.get("mode", "native")
-    if not isinstance(mode, str):
-        return "has a non-string 'mode'"
-    return None
 
 
 # --------------------------------------------------------------------------- results
@@ -248,6 +192,15 @@ class Comparisons(list):
 # --------------------------------------------------------------------------- comparing
 
 
+def _items(report: Any) -> list[Any]:
+    """A report's items: a ``Report``'s ItemResults, or a report dict's ``items``."""
+    if isinstance(report, Report):
+        return list(report.items)
+    if not isinstance(report, Mapping) or not isinstance(report.get("items"), list):
+        raise RulerUsageError("baseline_report", type(report).__name__, "pass a report (see load_baseline) or a dict with 'items'.")
+    return report["items"]
+
+
 def _as_mapping(item: Any) -> Mapping[str, Any]:
     if isinstance(item, Mapping):
         return item
@@ -262,7 +215,7 @@ def _pool(items: Iterable[Any], parameter: str) -> dict[tuple[str, int, str], tu
     sums: dict[tuple[str, int, str], list[float]] = {}
     for raw in items:
         item = _as_mapping(raw)
-        problem = _item_problem(item)
+        problem = item_problem(item)
         if problem:
             raise RulerUsageError(parameter, dict(item), f"an item {problem}.")
         key = (item["task"], int(item["length"]), item.get("mode", "native"))
@@ -307,19 +260,18 @@ def compare(
 ) -> Comparisons:
     """Compare each (task, length, mode) cell of ``current_items`` with the baseline's.
 
-    ``baseline_report`` is a report dict (e.g. from :func:`load_baseline`);
+    ``baseline_report`` is a report (from :func:`load_baseline`) or a report dict;
     ``current_items`` are report items (mappings) or ``ItemResult`` objects. Returns a
     :class:`Comparisons` list ordered native first, then by task and length; the cells
     present on one side only are in its ``not_compared`` attribute. ``paired=False``
     uses the unpaired test everywhere.
     """
     _check_options(alpha, test, min_drop, correction)
-    if not isinstance(baseline_report, Mapping) or not isinstance(baseline_report.get("items"), list):
-        raise RulerUsageError("baseline_report", type(baseline_report).__name__, "pass a report dict with 'items' (see load_baseline).")
+    base_items = [_as_mapping(i) for i in _items(baseline_report)]
     current_items = [_as_mapping(i) for i in current_items]
-    base = _pool(baseline_report["items"], "--ruler-baseline")
+    base = _pool(base_items, "--ruler-baseline")
     cur = _pool(current_items, "items")
-    base_q = question_scores(baseline_report["items"]) if paired else {}
+    base_q = question_scores(base_items) if paired else {}
     cur_q = question_scores(current_items) if paired else {}
 
     not_compared: list[NotCompared] = []

@@ -1,11 +1,11 @@
-"""Table 3's cells read back from a saved report's items, for Markdown, plots and snapshots.
+"""Table 3's cells of a report, for Markdown, plots and snapshots.
 
-    report dict ──mode_items(report, mode)──► that mode's items
-                ──report_cells(report, mode)──► cell_scores over them: {task: {length: mean over seeds}}, errored cells
-                ──depth_cells(report, mode)──► {task: (depths, lengths, {(depth, length): mean over seeds})}
+    report (a Report or its dict) ──report_cells(report, mode)──► {task: {length: mean over seeds}}, errored cells
+                                  ──depth_cells(report, mode)──► {task: (depths, lengths, {(depth, length): mean over seeds})}
+    report dict ──mode_items(report, mode)──► that mode's item dicts
 
-A saved report holds items as dicts, not ``ItemResult`` objects; ``report_cells``
-hands them to :func:`pytest_ruler.results.cell_scores`, the one mean over seeds, so
+``report_cells`` reads the cells the typed report (:mod:`pytest_ruler.results.report`)
+computed once with :func:`pytest_ruler.results.cell_scores`, the one mean over seeds, so
 a report rendered later shows the numbers the run showed. ``depth_cells`` averages
 the optional per-item depth sweeps the same way (see :func:`depth_map` for the
 shapes it reads).
@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from ..errors import RulerUsageError
-from .summary import cell_scores
 from .table import TASK_ORDER
 
 __all__ = ["depth_cells", "depth_map", "mode_items", "ordered_tasks", "report_cells"]
@@ -37,33 +35,17 @@ def mode_items(report: Mapping[str, Any], mode: str) -> list[Mapping[str, Any]]:
     return [it for it in report.get("items") or [] if it.get("mode", "native") == mode]
 
 
-class _Item(NamedTuple):  # what cell_scores reads of an ItemResult
-    task: str
-    length: int
-    mode: str
-    score: float
-    error: Any
-
-
-def report_cells(report: Mapping[str, Any], mode: str = "native") -> tuple[dict[str, dict[int, float]], dict[str, set[int]]]:
-    """:func:`~pytest_ruler.results.cell_scores` of a report dict's items of ``mode``.
+def report_cells(report: Any, mode: str = "native") -> tuple[dict[str, dict[int, float]], dict[str, set[int]]]:
+    """Table 3's cells of a report's items of ``mode`` (a ``Report`` or a report dict): the
+    :func:`~pytest_ruler.results.cell_scores` its typed report computed once.
 
     Items that are not objects are skipped; an item without a task, length or (unless
     it errored) score is a ``RulerUsageError``.
     """
-    items = []
-    for item in report.get("items") or []:
-        if not isinstance(item, Mapping) or item.get("mode", "native") != mode:
-            continue
-        try:
-            error = item.get("error")
-            score = 0.0 if error is not None else float(item["score"])  # an errored item has no score
-            items.append(_Item(str(item["task"]), int(item["length"]), mode, score, error))
-        except (KeyError, TypeError, ValueError):
-            raise RulerUsageError(
-                "report", dict(item), "each item needs 'task', 'length' and 'score' (a --ruler-report item)."
-            ) from None
-    return cell_scores(items, mode)
+    from .report import as_report
+
+    m = as_report(report).mode(mode)
+    return dict(m.scores), dict(m.errored)
 
 
 def depth_map(item: Mapping[str, Any]) -> dict[float, float] | None:
@@ -94,15 +76,17 @@ def depth_map(item: Mapping[str, Any]) -> dict[float, float] | None:
     return out or None
 
 
-def depth_cells(report: Mapping[str, Any], mode: str) -> dict[str, tuple[list[float], list[int], dict[tuple[float, int], float]]]:
+def depth_cells(report: Any, mode: str) -> dict[str, tuple[list[float], list[int], dict[tuple[float, int], float]]]:
     """Per task with depth data: (depths, lengths, {(depth, length): mean over seeds})."""
+    from .report import as_report
+
     acc: dict[str, dict[tuple[float, int], list[float]]] = {}
-    for it in mode_items(report, mode):
-        dm = depth_map(it)
+    for it in as_report(report).mode(mode).items:
+        dm = depth_map({"depth_scores": it.depth_scores})
         if not dm:
             continue
         for d, s in dm.items():
-            acc.setdefault(it["task"], {}).setdefault((d, int(it["length"])), []).append(s)
+            acc.setdefault(it.task, {}).setdefault((d, it.length), []).append(s)
     out = {}
     for task in ordered_tasks(list(acc)):
         cells = {k: math.fsum(v) / len(v) for k, v in acc[task].items()}

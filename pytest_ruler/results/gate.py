@@ -1,6 +1,6 @@
 """The release gate, in the core: a saved report in, a verdict with its reasons out.
 
-    report dict (JSON report) ──gate(report, required=, mapreduce_required=, baseline=, confidence=)──► Verdict
+    Report (or its dict) ──gate(report, required=, mapreduce_required=, baseline=, confidence=)──► Verdict
         passed: True | False | None (not decided: the run was interrupted)
         failures: one line per reason the run fails
         fields: the report's "gate", "mapreduce_gate" and "baseline" entries
@@ -8,7 +8,8 @@
 
 The plugin and ``pytest-ruler gate REPORT.json`` call this same function, so a team
 can gate on a report produced elsewhere (a GPU box, a nightly run) and get the
-plugin's verdict. A gate never passes on missing evidence: errored items, an
+plugin's verdict. It reads the summary the typed report computed from the items
+(:mod:`pytest_ruler.results.report`), never one stored in a file. A gate never passes on missing evidence: errored items, an
 unfinished run or no items at all fail it (an interrupted run gets no verdict).
 
 ``confidence`` (``--ruler-gate-confidence=0.95``) gates on the effective length's lower
@@ -28,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from ..lengths import format_length
+from .report import Report, as_report
 
 __all__ = ["Verdict", "gate"]
 
@@ -68,23 +70,21 @@ class Verdict:
         return out
 
 
-def _bound(report: Mapping[str, Any], mode: str, confidence: float) -> tuple[int | None, bool]:
+def _bound(report: Report, mode: str, confidence: float) -> tuple[int | None, bool]:
     """(the mode's effective-length bound at ``confidence``, whether the report has the per-sample
     scores to establish one)."""
-    from .cells import report_cells
     from .intervals import effective_length_bounds, pooled_cells
 
-    cells = pooled_cells(report.get("items") or [], mode)
+    m = report.mode(mode)
+    cells = pooled_cells(m.items, mode)
     if not any(v for ls in cells.values() for v in ls.values()):
         return None, False
-    scores, _ = report_cells(report, mode)
-    summary = (report.get("summary") or {}).get(mode) or {}
-    total = summary.get("total_tasks")  # None in a report from before the Total named its tasks
-    return effective_length_bounds(cells, scores, float(report.get("threshold") or 0.0), confidence,
+    total = (m.summary or {}).get("total_tasks")
+    return effective_length_bounds(cells, m.scores, float(report.threshold or 0.0), confidence,
                                    total_tasks=None if total is None else list(total))[0], True
 
 
-def _confidence_gate(report: Mapping[str, Any], g: dict[str, Any], mode: str, what: str, required: int,
+def _confidence_gate(report: Report, g: dict[str, Any], mode: str, what: str, required: int,
                      confidence: float, hint: str) -> None:
     bound, established = _bound(report, mode, confidence)
     g["confidence"], g["effective_length_bound"] = confidence, bound
@@ -97,18 +97,19 @@ def _confidence_gate(report: Mapping[str, Any], g: dict[str, Any], mode: str, wh
         shown = format_length(bound) if bound is not None else "below the shortest tested length"
         point = format_length(g["effective_length"]) if g["effective_length"] is not None else "none"
         g["reason"] = (f"{level}: {shown} < required {format_length(required)} (point estimate {point}) "
-                       f"at threshold {report.get('threshold')}{hint}")
+                       f"at threshold {report.threshold}{hint}")
 
 
-def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int, confidence: float | None = None) -> dict[str, Any]:
-    summary = (report.get("summary") or {}).get(mode) or {}
+def _one_gate(report: Report, mode: str, what: str, required: int, confidence: float | None = None) -> dict[str, Any]:
+    m = report.mode(mode)
+    summary = m.summary or {}
     effective = summary.get("effective_length")
     g: dict[str, Any] = {"required_effective_length": required, "passed": False, "effective_length": effective, "reason": None}
-    if not report.get("complete", True):
-        done, total = report.get("items_finished"), report.get("items_expected")
+    if not report.complete:
+        done, total = report.items_finished, report.items_expected
         count = f" after {done} of {total} items" if done is not None and total is not None else ""
-        g["passed"] = None if report.get("interrupted") else False
-        g["reason"] = f"{'interrupted' if report.get('interrupted') else 'stopped'}{count}; {what} is not established"
+        g["passed"] = None if report.interrupted else False
+        g["reason"] = f"{'interrupted' if report.interrupted else 'stopped'}{count}; {what} is not established"
         return g
     errors = summary.get("errors", 0)
     if summary and summary.get("total_tasks") == []:
@@ -119,7 +120,7 @@ def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int, co
     elif errors:
         g["reason"] = f"{errors} item{'s' if errors != 1 else ''} errored; {what} is not established"
     else:
-        tested = sorted({int(i["length"]) for i in report.get("items", []) if i.get("mode", "native") == mode}) or [0]
+        tested = m.lengths or [0]
         hint = "" if required <= max(tested) else f" (the run tested only up to {format_length(max(tested))}: add longer --ruler-lengths)"
         if confidence is not None:
             _confidence_gate(report, g, mode, what, required, confidence, hint)
@@ -127,17 +128,20 @@ def _one_gate(report: Mapping[str, Any], mode: str, what: str, required: int, co
             g["passed"] = True
         else:
             shown = format_length(effective) if effective is not None else "below the shortest tested length"
-            g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {report.get('threshold')}{hint}"
+            g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {report.threshold}{hint}"
     return g
 
 
-def gate(report: Mapping[str, Any], *, required: int | None = None, mapreduce_required: int | None = None,
-         baseline: Mapping[str, Any] | None = None, baseline_path: str | None = None,
+def gate(report: Any, *, required: int | None = None, mapreduce_required: int | None = None,
+         baseline: Any = None, baseline_path: str | None = None,
          alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None) -> Verdict:
-    """The verdict on a report (see the module docstring). ``baseline`` is an earlier report
-    (see :func:`pytest_ruler.results.baseline.load_baseline`); its cells are compared with this
-    report's items that did not error (paired where they share questions). ``confidence``
-    (e.g. 0.95) gates on the effective length's lower confidence bound."""
+    """The verdict on a report (see the module docstring): a ``Report`` or a report dict
+    (``results.report.as_report``); its summary is the one computed from its items.
+    ``baseline`` is an earlier report (see :func:`pytest_ruler.results.baseline.load_baseline`);
+    its cells are compared with this report's items that did not error (paired where they
+    share questions). ``confidence`` (e.g. 0.95) gates on the effective length's lower
+    confidence bound."""
+    report = as_report(report)
     verdict = Verdict(passed=True)
     for (mode, key, what), need in zip(_GATES, (required, mapreduce_required)):
         if need is None:
@@ -148,8 +152,8 @@ def gate(report: Mapping[str, Any], *, required: int | None = None, mapreduce_re
             verdict.passed = None
         elif not g["passed"]:
             verdict.failures.append(g["reason"])
-    items = [i for i in report.get("items", []) if i.get("error") is None]  # an errored item has no score to compare
-    if baseline is not None and report.get("items"):
+    items = [r for r in report.items if r.error is None]  # an errored item has no score to compare
+    if baseline is not None and report.items:
         from .baseline import compare
         from .regressions import summarize_regressions
 

@@ -61,6 +61,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .item import ItemResult
 from .stats import bounded_mean_interval, bounded_mean_p, clopper_pearson, is_binary, mean_above_p, z_quantile
 
 __all__ = ["LEVEL", "cell_interval", "combine", "effective_length_bounds", "fixed_sequence_bound", "pooled_cells",
@@ -72,7 +73,10 @@ Cells = dict[str, dict[int, "list[float] | None"]]
 
 
 def _get(item: Any, key: str, default: Any = None) -> Any:
-    return item.get(key, default) if isinstance(item, Mapping) else getattr(item, key, default)
+    kind = type(item)  # ItemResult and dict first: the ABC check is slow over many items
+    if kind is not ItemResult and (kind is dict or isinstance(item, Mapping)):
+        return item.get(key, default)
+    return getattr(item, key, default)
 
 
 def pooled_cells(items: Iterable[Any], mode: str = "native") -> Cells:

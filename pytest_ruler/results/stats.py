@@ -41,6 +41,7 @@ Public names: ``BET_CLIP``, ``CORRECTIONS``, ``ORDERS``, ``TESTS``, ``Paired``, 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -246,6 +247,7 @@ def mean_above_p(scores: Sequence[float], threshold: float) -> float:
     return bounded_mean_p([scores], threshold)
 
 
+@functools.lru_cache(maxsize=4096)  # one (x, n) per cell size and count: a large report repeats them
 def clopper_pearson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """The Clopper–Pearson ("exact") two-sided interval of a binomial proportion: the beta
     quantiles ``B(a/2; x, n-x+1)`` and ``B(1-a/2; x+1, n-x)``, 0 and 1 at the ends. Its
@@ -263,6 +265,7 @@ def clopper_pearson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
 BET_CLIP = 0.75  # a bet never stakes more than 75 % of the wealth a score of 0 (or 1) would cost
 ORDERS = 16  # sample orders averaged over (the first is the samples' own order)
 _GRID = 17  # candidate means per refinement of an interval's end; three refinements: 1/4096 resolution
+_CELLS = 2_000_000  # values in one temporary of the wealth computation (memory stays ~100 MB at any n)
 
 
 def _rounds(strata: Sequence[Sequence[float]], weights: Sequence[float] | None):
@@ -272,12 +275,32 @@ def _rounds(strata: Sequence[Sequence[float]], weights: Sequence[float] | None):
     import numpy as np
 
     g = min(len(s) for s in strata)
-    cols = [np.array([c.mean() for c in np.array_split(np.asarray(s, dtype=float), g)]) for s in strata]
+    cols = [_group_means(np.asarray(s, dtype=float), g) for s in strata]
     y = np.clip(np.stack(cols, axis=1), 0.0, 1.0)
     rng = np.random.default_rng(20250)
     orders = np.stack([y] + [rng.permuted(y, axis=0) for _ in range(ORDERS - 1)])
     w = np.ones(len(strata)) if weights is None else np.asarray(weights, dtype=float)
     return orders, w / w.max()
+
+
+def _group_means(scores, g: int):
+    """The means of ``g`` groups of consecutive ``scores`` (``np.array_split``'s groups); a stratum
+    of ``g`` scores is its own groups of one (the mean of one value is that value)."""
+    import numpy as np
+
+    if len(scores) == g:
+        return scores.copy()
+    size, extra = divmod(len(scores), g)
+    if size + 1 < 8:  # small groups: numpy's mean sums them left to right from 0; so does this, all groups at once
+        sizes = np.full(g, size)
+        sizes[:extra] += 1
+        starts = np.concatenate([[0], np.cumsum(sizes[:-1])])
+        total = np.zeros(g)
+        for k in range(size + 1):
+            has = sizes > k
+            total[has] += scores[starts[has] + k]
+        return total / sizes
+    return np.array([c.mean() for c in np.array_split(scores, g)])
 
 
 def _bets(y, e, alpha: float):
@@ -297,18 +320,40 @@ def _bets(y, e, alpha: float):
     return np.sqrt(2.0 * math.log(1.0 / alpha) / (rounds * per * var))
 
 
-def _log_wealth(y, e, lam, m, side: int):
-    """``log mean_b K_n^b(m)`` for each candidate mean ``m`` (array), ``K^b`` the wealth after
-    every round of order ``b``: side +1 bets on a mean above m (factors ``(1 + l (y - m))^e``),
-    side -1 below it (``(1 - l (y - m))^e``)."""
+def _weighed(y, e):
+    """(points, weights) the wealth is summed over: every round's values and the strata's exponents
+    ``e``, or, when the values take fewer distinct levels than there are strata (0/1 scores), each
+    level once with the summed exponents of the strata at it (the same sum, ``k / levels`` times fewer terms)."""
     import numpy as np
 
-    m = np.asarray(m, dtype=float)[:, None, None]
+    levels = np.unique(y)
+    if len(levels) < y.shape[-1]:
+        return levels, np.stack([(e * (y == v)).sum(axis=2) for v in levels], axis=-1)  # (levels,), (orders, rounds, levels)
+    return y, np.broadcast_to(e, y.shape)
+
+
+def _log_wealth(weighed, lam, m, side: int):
+    """``log mean_b K_n^b(m)`` for each candidate mean ``m`` (array), ``K^b`` the wealth after
+    every round of order ``b``: side +1 bets on a mean above m (factors ``(1 + l (y - m))^e``),
+    side -1 below it (``(1 - l (y - m))^e``); ``weighed`` is :func:`_weighed`'s. Computed a few
+    means at a time, so its temporaries stay near ``_CELLS`` values at any sample size."""
+    import numpy as np
+
+    points, per = weighed
+    m = np.asarray(m, dtype=float)
+    chunk = max(1, _CELLS // max(1, lam.size * points.shape[-1]))
+    return np.concatenate([_log_wealth_at(points, per, lam, m[i:i + chunk], side) for i in range(0, len(m), chunk)])
+
+
+def _log_wealth_at(points, per, lam, m, side: int):
+    import numpy as np
+
+    m = m[:, None, None]
     room = m if side > 0 else 1.0 - m
     cap = np.where(room > 0, BET_CLIP / np.maximum(room, 1e-300), np.inf)
     bet = np.minimum(lam[None, :, :], cap)  # (M, orders, rounds)
-    dev = side * (y[None, :, :, :] - m[..., None])  # (M, orders, rounds, k)
-    logs = (e * np.log1p(bet[..., None] * dev)).sum(axis=(2, 3))  # (M, orders)
+    dev = side * (points[None, ...] - m[..., None])  # (M, orders, rounds, k), or (M, 1, 1, levels)
+    logs = (per * np.log1p(bet[..., None] * dev)).sum(axis=(2, 3))  # (M, orders)
     top = logs.max(axis=1)
     return top + np.log(np.exp(logs - top[:, None]).mean(axis=1))
 
@@ -338,7 +383,7 @@ def bounded_mean_p(strata: Sequence[Sequence[float]], threshold: float, weights:
         return 1.0
     y, e = _rounds(strata, weights)
     lam = _bets(y, e, alpha)
-    top = float(_log_wealth(y, e, lam, [max(0.0, threshold)], +1)[0])
+    top = float(_log_wealth(_weighed(y, e), lam, [max(0.0, threshold)], +1)[0])
     return _clamp01(math.exp(-top))
 
 
@@ -359,6 +404,7 @@ def bounded_mean_interval(strata: Sequence[Sequence[float]], level: float = 0.95
     y, e = _rounds(strata, weights)
     a = (1.0 - level) / 2
     lam = _bets(y, e, a)
+    weighed = _weighed(y, e)
     bar = math.log(1.0 / a)
 
     def edge(side: int) -> float:
@@ -366,7 +412,7 @@ def bounded_mean_interval(strata: Sequence[Sequence[float]], level: float = 0.95
         lo, hi = 0.0, 1.0
         for _ in range(3):
             grid = np.linspace(lo, hi, _GRID)
-            rejected = _log_wealth(y, e, lam, grid, side) >= bar
+            rejected = _log_wealth(weighed, lam, grid, side) >= bar
             if side > 0:
                 idx = np.flatnonzero(rejected)  # a prefix of the grid
                 if idx.size == 0:

@@ -1,6 +1,7 @@
 """The paper's Table 3 as cells, with one notation for the terminal, Markdown and the CLI.
 
-    report dict ──table3(report, mode, ci=False)──► Table(header, rows, lengths)   (strings only)
+    Report ──.mode(mode).table(ci)──build_table(mode results, ci=False)──► Table(header, rows, lengths)   (strings only)
+    report (a Report or its dict) ──table3(report, mode, ci=False)──► the same Table
         terminal: fixed-width columns          Markdown: pipes and marks per cell
 
 Cells: a score to one decimal; ``-`` not tested; ``ERR`` an item of the cell errored
@@ -21,8 +22,8 @@ a Total over fewer tasks than the table shows (the tasks tested at every length,
 ``results.summary.total_task_set``), the per-task pass marks in force, and the items
 that were skipped (with the option that supplies what they lacked).
 
-Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``format_effective_length``, ``format_text``,
-``table3``, ``table_notes``.
+Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``build_table``, ``format_effective_length``,
+``format_text``, ``skipped_notes``, ``table3``, ``table_notes``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any, Mapping, Sequence
 
 from ..lengths import format_length
 
-__all__ = ["NOTATION", "TASK_ORDER", "Table", "format_effective_length", "format_text", "skipped_notes", "table3", "table_notes"]
+__all__ = ["NOTATION", "TASK_ORDER", "Table", "build_table", "format_effective_length", "format_text", "skipped_notes", "table3", "table_notes"]
 
 NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
             "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length; "
@@ -78,20 +79,26 @@ class Table:
     tasks: list[str]
 
 
-def table3(report: Mapping[str, Any], mode: str = "native", ci: bool = False) -> Table:
-    """Table 3 of one mode of a report: a row per task (scores per length, its effective
-    length), then Total (per-length means, Avg, wAvg inc/dec, effective length). With
-    per-sample scores in the report an ``Eff.LB`` column (the bound) comes before
-    Effective; ``ci`` adds standard errors to the scores."""
-    from .cells import report_cells  # cells reads TASK_ORDER from here
+def table3(report: Any, mode: str = "native", ci: bool = False) -> Table:
+    """Table 3 of one mode of a report (a ``Report`` or a report dict, see ``results.report.as_report``):
+    the mode's table, computed once (:func:`build_table`)."""
+    from .report import as_report
 
-    summary = (report.get("summary") or {}).get(mode) or {}
-    items = [i for i in report.get("items", []) if i.get("mode", "native") == mode]
-    scores, errored = report_cells(report, mode)  # the one mean over seeds (results.cell_scores)
+    return as_report(report).mode(mode).table(ci)
+
+
+def build_table(m: Any, ci: bool = False) -> Table:
+    """Table 3 of one mode (``results.report.ModeResults``): a row per task (scores per length,
+    its effective length), then Total (per-length means, Avg, wAvg inc/dec, effective length).
+    With per-sample scores in the report an ``Eff.LB`` column (the bound) comes before
+    Effective; ``ci`` writes each score with its 95 % interval."""
+    summary = m.summary or {}
+    scores, errored = m.scores, m.errored  # the one mean over seeds (results.cell_scores)
     per_task_eff = dict(summary.get("per_task_effective_length") or {})
-    lengths = sorted({int(i["length"]) for i in items} | {int(L) for L in summary.get("per_length", {})})
+    lengths = sorted(set(m.lengths) | {int(L) for L in summary.get("per_length", {})})
     names = list(dict.fromkeys([*scores, *errored, *per_task_eff]))
-    tasks = [t for t in TASK_ORDER if t in names] + [t for t in names if t not in TASK_ORDER]
+    in_order = set(TASK_ORDER)
+    tasks = [t for t in TASK_ORDER if t in set(names)] + [t for t in names if t not in in_order]
     iv = summary.get("intervals") or {}  # None: no per-sample scores in the report, no bound column
     bound = [] if not iv else ["Eff.LB"]
     bounds = dict(summary.get("per_task_effective_length_bound") or {})
@@ -131,9 +138,12 @@ def format_text(table: Table) -> list[str]:
             for row in [table.header, *table.rows]]
 
 
-def table_notes(report: Mapping[str, Any], mode: str = "native") -> list[str]:
+def table_notes(report: Any, mode: str = "native") -> list[str]:
     """What a reader must know to read the mode's table right (see the module docstring)."""
-    summary = (report.get("summary") or {}).get(mode) or {}
+    from .report import as_report
+
+    report = as_report(report)
+    summary = report.mode(mode).summary or {}
     out = []
     partial = summary.get("partial_tasks") or {}
     total = summary.get("total_tasks")
@@ -153,9 +163,11 @@ def table_notes(report: Mapping[str, Any], mode: str = "native") -> list[str]:
     return out
 
 
-def skipped_notes(report: Mapping[str, Any]) -> list[str]:
+def skipped_notes(report: Any) -> list[str]:
     """One line for the suite's items that were skipped, grouped by reason: they are not in the table."""
-    skipped = report.get("skipped") or []
+    from .report import as_report
+
+    skipped = as_report(report).skipped
     if not skipped:
         return []
     by_reason: dict[str, list[str]] = {}

@@ -179,6 +179,32 @@ def test_argparse_errors_are_one_line_too(capsys):
     assert exc.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines == ["pytest-ruler: error: the following arguments are required: NEW.json (see pytest-ruler compare --help)"]
-    with pytest.raises(SystemExit) as exc:
-        main(["gate", "r.json", "--baseline-alpha", "x"])
-    assert exc.value.code == 4  # gate's usage code
+    # a bad value of a flag made from the option spec is the option's own usage error: one line, gate's usage code
+    assert main(["gate", "r.json", "--baseline-alpha", "x"]) == 4
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pytest-ruler: error: --baseline-alpha='x' is invalid: ")
+
+
+def test_gate_compare_and_report_flags_are_the_option_specs():
+    from pytest_ruler.cli import SPEC_FLAGS, _spec_values, build_parser
+    from pytest_ruler.options import OPTIONS
+
+    spec = {o.name: o for o in OPTIONS}
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices
+    for command, flags in SPEC_FLAGS.items():
+        actions = {a.option_strings[0]: a for a in sub[command]._actions if a.option_strings}
+        args = {"gate": ["r.json"], "compare": ["a.json", "b.json"], "report": ["r.json"]}[command]
+        defaults = _spec_values(sub[command].parse_args(args), command)
+        for name, flag in flags:
+            opt = spec[name]
+            assert opt.help.replace("%", "%%") in actions[f"--{flag}"].help, (command, flag)
+            expected = None if opt.default is None else opt.parse(f"--{flag}", opt.default)
+            assert defaults[opt.field_name] == expected, (command, flag)  # the default lives once, in the spec
+
+
+def test_a_flags_value_is_checked_by_its_options_parser(capsys):
+    assert main(["gate", "r.json", "--require-effective-length=12q"]) == 4
+    assert "--require-effective-length='12q' is invalid" in capsys.readouterr().err
+    assert main(["gate", "r.json", "--require-effective-length=1k", "--confidence=0.2"]) == 4
+    assert "--confidence='0.2' is invalid: give a confidence level between 0.5 and 1" in capsys.readouterr().err

@@ -28,7 +28,7 @@ def item(task="niah_single_1", length=8192, score=90.0, samples=100, seed=0, mod
 
 
 def report(*items):
-    return {"schema": "pytest-ruler/1", "model": "m", "items": list(items)}
+    return {"schema": "pytest-ruler/1", "model": "m", "threshold": 85.6, "items": list(items)}
 
 
 def one(base_score, base_n, cur_score, cur_n, **kw):
@@ -268,20 +268,20 @@ def test_comparison_is_frozen():
 def test_load_baseline_ok(tmp_path):
     p = tmp_path / "old.json"
     p.write_text(json.dumps(report(item())))
-    assert load_baseline(p)["items"][0]["task"] == "niah_single_1"
-    assert load_baseline(str(p))["schema"] == "pytest-ruler/1"
+    assert load_baseline(p).items[0].task == "niah_single_1"  # the typed report (results.report.Report)
+    assert load_baseline(str(p)).to_dict()["schema"] == "pytest-ruler/1"
 
 
 @pytest.mark.parametrize("content, words", [
     (None, "no such file"),
     ("{not json", "not valid JSON"),
     ("[1, 2]", "must be an object"),
-    (json.dumps({"schema": "other/2", "items": [item()]}), "schema is 'other/2'"),
-    (json.dumps({"items": [item()]}), "schema is None"),
-    (json.dumps({"schema": "pytest-ruler/1", "items": []}), "no items"),
+    (json.dumps({"schema": "other/2", "items": [item()]}), "found schema 'other/2'"),
+    (json.dumps({"items": [item()]}), "found no \"schema\" field"),
+    (json.dumps(report()), "no items"),
     (json.dumps({"schema": "pytest-ruler/1"}), "no items"),
-    (json.dumps({"schema": "pytest-ruler/1", "items": [{"task": "a", "length": 4096, "samples": 5}]}), "lacks 'score'"),
-    (json.dumps({"schema": "pytest-ruler/1", "items": [item(score=150.0)]}), "outside [0, 100]"),
+    (json.dumps(report({"task": "a", "length": 4096, "samples": 5})), "no valid 'score'"),
+    (json.dumps(report(item(score=150.0))), "'score': expected a number in [0, 100], found 150.0"),
 ])
 def test_load_baseline_errors(tmp_path, content, words):
     p = tmp_path / "old.json"

@@ -1,0 +1,129 @@
+"""What the terminal shows after a run, as lines: one renderer for the terminal, the step summary and the rescue line.
+
+    Report, Verdict ──lines(report, verdict, ci=, failures=, errors=, written=)──► [Line(text, colour, bold, section)]
+        the section, Table 3 per mode (its mode's table) with its notes and NOTATION, the errored
+        items, an incomplete run, both effective lengths and the rescue line (with map-reduce),
+        the model and threshold, the verdict lines, failures, end-of-run errors, files written
+    Report ──rescue_line(report)──► "map-reduce passes where native fails (<grounding>): cells" | None
+    Verdict ──verdict_lines(verdict)──► its lines (the baseline's, then one per gate)
+
+A pure function of the typed report (:mod:`pytest_ruler.results.report`) and the verdict
+(:class:`pytest_ruler.results.Verdict`): effective lengths are the modes' own values,
+formatted as Table 3 prints them, never read back out of a rendered cell. The plugin writes
+these lines to pytest's terminal (``section`` lines as a section header); the GitHub step
+summary reuses ``rescue_line`` and ``verdict_lines``. Text that came from outside the run
+(error reasons) is scrubbed of secrets.
+
+Public names: ``Line``, ``lines``, ``rescue_line``, ``verdict_lines``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..lengths import format_length
+from ..results.report import Report, as_report
+from ..results.table import NOTATION, format_text, skipped_notes, table_notes
+from ..secrets import scrub
+
+__all__ = ["Line", "SECTION", "lines", "rescue_line", "verdict_lines"]
+
+SECTION = "RULER: effective context length"
+ERRORED_SHOWN = 20  # errored items listed by name; the rest are counted
+
+
+class Line(NamedTuple):
+    text: str
+    colour: str = ""  # "", "red", "yellow", "green"
+    bold: bool = False
+    section: bool = False  # a section header (pytest's ``tr.section``)
+
+    @property
+    def markup(self) -> dict[str, bool]:
+        """Keyword arguments of pytest's ``write_line``."""
+        return {**({self.colour: True} if self.colour else {}), **({"bold": True} if self.bold else {})}
+
+
+def verdict_lines(verdict: Any) -> list[Line]:
+    """The verdict's lines (``Verdict.lines()``: the baseline's, then one per gate), a coloured one bold."""
+    return [Line(text, colour, bool(colour)) for text, colour in (verdict.lines() if verdict is not None else [])]
+
+
+def _grounding(report: Report) -> str:
+    from ..mapreduce import grounding_summary
+
+    return grounding_summary(r.mapreduce for r in report.mode("mapreduce").items)
+
+
+def rescue_line(report: Report | Mapping[str, Any]) -> str | None:
+    """The "map-reduce passes where native fails (<grounding label>): cells" line, or None."""
+    report = as_report(report)
+    rescued = [x for x in report.mapreduce_vs_native if x.get("rescued")]
+    if not rescued:
+        return None
+    cells = dict.fromkeys(f"{x['task']}@{format_length(int(x['length']))}" for x in rescued)
+    return f"map-reduce passes where native fails ({_grounding(report)}): " + ", ".join(cells)
+
+
+def _failed(failures: Iterable[str]) -> list[Line]:
+    return [Line(f"RULER FAILED: {f}", "red", True) for f in failures]
+
+
+def _errors(errors: Iterable[str]) -> list[Line]:
+    return [Line(f"RULER ERROR: {e}", "red", True) for e in errors]
+
+
+def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Sequence[str] = (),
+          errors: Sequence[str] = (), written: Sequence[str | Path] = ()) -> list[Line]:
+    """The terminal's lines for a run (see the module docstring). ``failures`` are the ones no
+    verdict line states (a ``pytest_ruler_summary`` hook's), ``errors`` what failed after the
+    items ran, ``written`` the files the run wrote."""
+    stated = list(verdict.failures) if verdict is not None else []
+    if not report.items:
+        out = []
+        if report.skipped:
+            out += [Line(SECTION, section=True),
+                    Line("no RULER item ran, so nothing was measured; " + skipped_notes(report)[0], "yellow", True)]
+        return out + _failed(stated + list(failures)) + _errors(errors)
+    out = [Line(SECTION, section=True)]
+    modes = report.modes
+    grounding = _grounding(report) if "mapreduce" in modes else ""
+    notes = []
+    for mode in modes:
+        if mode == "mapreduce" or len(modes) > 1:  # a table of twins alone still says it is map-reduce
+            out.append(Line("native:" if mode == "native" else f"map-reduce (LLM x MapReduce, chunked; {grounding}):", bold=True))
+        out += [Line(text) for text in format_text(report.mode(mode).table(ci))]
+        notes += [(f"map-reduce: {n}" if mode == "mapreduce" else n) for n in table_notes(report, mode)]
+    if "native" not in modes:
+        notes += skipped_notes(report)
+    out.append(Line(NOTATION))
+    out += [Line(note, "yellow") for note in notes]
+    bad = sorted((r for r in report.items if r.error is not None), key=lambda r: (r.mode, r.length, r.task, r.seed))
+    if bad:
+        out.append(Line(f"ERR: {len(bad)} item{'s' if len(bad) != 1 else ''} errored (scored as failing; no effective length past an errored length):", "red"))
+        for r in bad[:ERRORED_SHOWN]:
+            suffix = "-mapreduce" if r.mode == "mapreduce" else ""
+            out.append(Line(f"  {r.task}[{r.length}-seed{r.seed}{suffix}]: {scrub(r.error or '')}"))
+        if len(bad) > ERRORED_SHOWN:
+            out.append(Line(f"  ... and {len(bad) - ERRORED_SHOWN} more (see the JSON report's summary.<mode>.errored)"))
+    if not report.complete:
+        state = "interrupted" if report.interrupted else "stopped"
+        out.append(Line(f"{state} after {report.items_finished} of {report.items_expected} items: the table and report are partial "
+                        "(\"complete\": false)", "yellow", True))
+    if len(modes) > 1:
+        eff = {m: report.mode(m).effective for m in modes}
+        out.append(Line(f"effective length: native {eff['native']} | map-reduce {eff['mapreduce']}", bold=True))
+        rescue = rescue_line(report)
+        if rescue:
+            out.append(Line(rescue))
+    out.append(Line(f"model {report.model} ({report.backend}); haystack: {report.haystack_corpus}"))
+    cached, asked = sum(r.cached for r in report.items), sum(r.samples for r in report.items)
+    out.append(Line(f"threshold {report.threshold}; {cached} of {asked} predictions from the cache"))
+    out += verdict_lines(verdict)
+    out += _failed(f for f in failures if f not in stated)  # a pytest_ruler_summary hook's own failure
+    out += _errors(errors)
+    if written:  # what the run wrote, so a user (or CI) knows where to look
+        out.append(Line("wrote: " + ", ".join(str(p) for p in written)))
+    return out
