@@ -40,10 +40,9 @@ NO_MODEL = "RULER tests need a model: pass --ruler-model=NAME (e.g. --ruler-mode
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
-    from . import hookspecs, reporter_hooks
+    from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
-    pluginmanager.add_hookspecs(reporter_hooks)
 
 
 def pytest_addoption(parser: Any) -> None:

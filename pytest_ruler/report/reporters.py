@@ -5,7 +5,7 @@
         markdown  --ruler-markdown=PATH                     report.markdown.markdown
         plots     --ruler-plots=DIR (a run with items)      report.plots.plot_scores
         github    $GITHUB_STEP_SUMMARY / $GITHUB_ACTIONS    report.github.github_output
-        <yours>   reporters.add(name, write) in a pytest_ruler_add_reporters hook (plugin.reporter_hooks)
+        <yours>   reporters.add(name, write) in a pytest_ruler_add_reporters hook (plugin.hookspecs)
     RunEnd (report, verdict, config, errors so far, say) ──reporter.write(end)──► the files it wrote (or None)
 
 A reporter writes; it does not gate. What it returns is the files it wrote (listed after
