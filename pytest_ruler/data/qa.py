@@ -31,7 +31,7 @@ Choices, kept close to the reference generator so prompts draw from the same poo
   in RULER, not only the two with supporting facts.
 - Kept ours: an answerable question with no answer text is refused with a
   message naming it. The reference keeps it and then fails at scoring:
-  string_match_part (spec §5) takes a maximum over the references, which an
+  string_match_part (RULER's QA metric, results/scoring.py) takes a maximum over the references, which an
   empty list does not have, so such a question can never be scored.
 
 Every problem with a file raises one :class:`~pytest_ruler.errors.RulerDataError`

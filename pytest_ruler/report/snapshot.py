@@ -3,10 +3,14 @@ new baseline the way syrupy users already know.
 
 Usage in a user's test::
 
+    import json
+    from pathlib import Path
+
     from pytest_ruler.report.snapshot import RulerSummaryExtension
 
-    def test_ruler_scores(ruler_report, snapshot):   # any fixture giving the report dict
-        assert ruler_report == snapshot(extension_class=RulerSummaryExtension)
+    def test_ruler_scores(snapshot):   # a report saved by --ruler-report=ruler.json
+        report = json.loads(Path("ruler.json").read_text())
+        assert report == snapshot(extension_class=RulerSummaryExtension)
 
 The snapshot is one JSON file per assertion (``__snapshots__/<test file>/<test>.json``)
 holding a stable subset of the report, every float rounded to 1 decimal (as the

@@ -37,7 +37,7 @@ the longest passing length, not a prefix rule, and so does :func:`effective_leng
 A later failure does not cancel an earlier pass and an earlier failure does not cap a
 later pass. Strictness cannot be settled from the printed (1-decimal) numbers: in
 Table 16 LongAlpaca-13B's 16K score prints as 49.7, equal to that table's 49.7 threshold,
-and is counted as passing. We use strictly-above, as the spec says; with unrounded scores
+and is counted as passing. We use strictly-above, as the paper's Table 3 caption does (the longest length that exceeds the threshold); with unrounded scores
 an exact tie is rare. The paper prints ">128K" when the longest tested length passes
 (Gemini-1.5-Pro) and "<4K" when none does; here those are ``max(lengths)`` and ``None``.
 
