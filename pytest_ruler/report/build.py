@@ -2,7 +2,8 @@
 report (``results.report.Report``), written atomically.
 
     [ItemResult] ──build_report(...)──► the report dict (Report.of_results(...).to_dict())
-    report dict ──write_report(path, report)──► PATH (scrubbed of secrets; never half-written)
+    report dict ──write_report(path, report)──► PATH (scrubbed of secrets; never half-written: a temporary
+        file beside it, then os.replace; a PATH that is no regular file, /dev/stdout or a pipe, is written in place)
 
 The summary's floats (per-length means, Avg, wAvg) are stored rounded to
 ``SUMMARY_DIGITS`` decimals (``43.6667``, not ``43.666669999999996``). Effective
@@ -46,6 +47,10 @@ def write_report(path: str | Path, report: Report | Mapping[str, Any]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = scrub(json.dumps(report, indent=2)) + "\n"
+    if path.exists() and not path.is_file():  # a device or a pipe: replacing it would put a file where it was
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return path
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

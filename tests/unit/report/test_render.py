@@ -90,6 +90,24 @@ def test_a_report_gets_the_usual_file_mode_not_mkstemps_0600(tmp_path, report):
     assert path.stat().st_mode & 0o777 == 0o644
 
 
+def test_a_report_to_a_pipe_is_written_into_it_never_put_in_its_place(tmp_path, report):
+    # --ruler-report=/dev/stdout, or /dev/full (run as root, a replace would swap the device for a file)
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    write_report(fifo, report)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    reader.join(timeout=60)
+    assert json.loads(got[0])["schema"] == "pytest-ruler/1"
+    assert not list(tmp_path.glob("pipe*.tmp"))
+
+
 @pytest.mark.parametrize(
     "content, fragment",
     [
