@@ -17,7 +17,8 @@ Hooks, each a hand-off:
   of subfolders register too), ``options.build_config``, a ``run.session.RulerSession``,
   ``run.preflight.check_start`` and the run's plugin object
   (:class:`~pytest_ruler.plugin.terminal.RulerPlugin`, which builds the items and
-  reports);
+  reports) and, on the controller, the two that keep the run's end (:mod:`.run_end`:
+  a second Ctrl-C, another output's full disk);
 - ``pytest_xdist_auto_num_workers``, ``pytest_runtest_makereport`` (results ride on
   the test report to an xdist controller), ``pytest_unconfigure`` (closes the session).
 
@@ -92,7 +93,13 @@ def pytest_configure(config: Any) -> None:
     except RulerUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = rs
-    config.pluginmanager.register(RulerPlugin(config), "ruler-run")
+    run = RulerPlugin(config)
+    config.pluginmanager.register(run, "ruler-run")
+    if not hasattr(config, "workerinput"):  # the outputs are written on the controller
+        from .run_end import HeldCtrlC, OutputErrors
+
+        config.pluginmanager.register(HeldCtrlC(), "ruler-held-ctrl-c")
+        config.pluginmanager.register(OutputErrors(config, run.output_lost), "ruler-output-errors")
     _stop_on_sigterm(config)
 
 

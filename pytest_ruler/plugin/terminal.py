@@ -11,6 +11,7 @@ active. Its hooks hand off to the core:
         exit status); the reporters (report.reporters: json, markdown, plots, github, and those a
         ``pytest_ruler_add_reporters`` hook adds) write the outputs
     pytest_terminal_summary ──Outcome.lines()──► the terminal (report.lines)
+    output_lost(session, what, exc): an output written after ours failed (plugin.run_end) ──► Outcome.add_error
 
 On the controller only. ``Registry`` is what ``pytest_ruler_register`` hooks receive.
 
@@ -166,6 +167,17 @@ class RulerPlugin:
         self.outcome = self.run.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, reporters=self._reporters(),
                                        summary_hook=self._summary_hook, rootpath=self.config.rootpath, say=self._say)
         session.exitstatus = self.outcome.exit_status(session.exitstatus)
+
+    def output_lost(self, session: Any, what: str, exc: BaseException) -> bool:
+        """An output written after ours failed (plugin.run_end.OutputErrors: the JUnit XML on a full
+        disk): one more end-of-run error, and the run fails; False before the run's end (raised as before)."""
+        from ..run.session import one_line
+
+        if self.is_worker or self.outcome is None:
+            return False
+        self.outcome.add_error(f"{what}: {one_line(exc)}")
+        session.exitstatus = self.outcome.exit_status(session.exitstatus)
+        return True
 
     def _summary_hook(self, report: dict) -> Any:
         return self.config.hook.pytest_ruler_summary(config=self.config, report=report)

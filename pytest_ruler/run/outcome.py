@@ -8,7 +8,8 @@
         2. the verdict: results.gate (the required lengths, the baseline via results.baseline.load_baseline)
         3. the failures of the user's own gates (a summary hook: pytest_ruler_summary)
         4. the outputs: each wanted reporter, by name, in order (report.reporters); never a gate
-    Outcome: report, verdict, failures, errors, written, exit_status(pytest's status), lines()
+    Outcome: report, verdict, failures, errors, written, exit_status(pytest's status), lines(),
+        add_error (an output written after ours failed: plugin.run_end)
 
 Nothing here imports pytest: node ids are parsed by the ``cell_of`` the plugin passes, and
 the exit status is pytest's integer code (0 passed, 1 failed). A step that fails after the
@@ -54,6 +55,10 @@ class Outcome:
     @property
     def failed(self) -> bool:
         return bool(self.failures or self.errors or (self.verdict is not None and self.verdict.failures))
+
+    def add_error(self, error: str) -> None:
+        """One more end-of-run error, after ``finish`` (an output another plugin writes at the end: the JUnit XML)."""
+        self.errors.append(error)
 
     def exit_status(self, status: int) -> int:
         """The run's exit status given pytest's: a failed gate, hook or output fails a run that passed."""
