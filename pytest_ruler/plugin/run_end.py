@@ -53,6 +53,9 @@ class HeldCtrlC:
             pytest.exit(STOPPED, returncode=pytest.ExitCode.INTERRUPTED)
         return result
 
+    def pytest_unconfigure(self, config: Any) -> None:
+        self.held.release()  # a session that never reached its end (the hold is released there otherwise)
+
 
 def _writer(exc: BaseException, config: Any) -> str:
     """What was being written when ``exc`` was raised: the JUnit XML (junitxml's frame), or a plugin's session end."""

@@ -2,7 +2,8 @@
 
     Report, Verdict ──lines(report, verdict, ci=, failures=, errors=, written=)──► [Line(text, colour, bold, section)]
         the section, Table 3 per mode (its mode's table) with its notes and NOTATION, the errored
-        items, an incomplete run, both effective lengths and the rescue line (with map-reduce),
+        items, an incomplete run (also one stopped before any item finished: no table, the partial
+        mark and the verdict, as the JSON has them), both effective lengths and the rescue line (with map-reduce),
         the model and threshold, the verdict lines, failures, end-of-run errors, files written
     Report ──rescue_line(report)──► "map-reduce passes where native fails (<grounding>): cells" | None
     Verdict ──verdict_lines(verdict)──► its lines (the baseline's, then one per gate)
@@ -86,7 +87,11 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
         if report.skipped:
             out += [Line(SECTION, section=True),
                     Line("no RULER item ran, so nothing was measured; " + skipped_notes(report)[0], "yellow", True)]
-        return out + _failed(stated + list(failures)) + _errors(errors)
+        if report.complete or not report.items_expected:
+            return out + _failed(stated + list(failures)) + _errors(errors)
+        # stopped before any item finished: what the JSON says (partial, the gate undecided), not silence
+        out = out or [Line(SECTION, section=True), Line("no RULER item finished, so nothing was measured", "yellow", True)]
+        return out + [_incomplete(report)] + _end(verdict, stated, failures, errors, written)
     out = [Line(SECTION, section=True)]
     modes = report.modes
     grounding = _grounding(report) if "mapreduce" in modes else ""
@@ -109,9 +114,7 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
         if len(bad) > ERRORED_SHOWN:
             out.append(Line(f"  ... and {len(bad) - ERRORED_SHOWN} more (see the JSON report's summary.<mode>.errored)"))
     if not report.complete:
-        state = "interrupted" if report.interrupted else "stopped"
-        out.append(Line(f"{state} after {report.items_finished} of {report.items_expected} items: the table and report are partial "
-                        "(\"complete\": false)", "yellow", True))
+        out.append(_incomplete(report))
     if len(modes) > 1:
         eff = {m: report.mode(m).effective for m in modes}
         out.append(Line(f"effective length: native {eff['native']} | map-reduce {eff['mapreduce']}", bold=True))
@@ -121,7 +124,18 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
     out.append(Line(f"model {report.model} ({report.backend}); haystack: {report.haystack_corpus}"))
     cached, asked = sum(r.cached for r in report.items), sum(r.samples for r in report.items)
     out.append(Line(f"threshold {report.threshold}; {cached} of {asked} predictions from the cache"))
-    out += verdict_lines(verdict)
+    return out + _end(verdict, stated, failures, errors, written)
+
+
+def _incomplete(report: Report) -> Line:
+    state = "interrupted" if report.interrupted else "stopped"
+    return Line(f"{state} after {report.items_finished} of {report.items_expected} items: the table and report are partial "
+                "(\"complete\": false)", "yellow", True)
+
+
+def _end(verdict: Any, stated: Sequence[str], failures: Sequence[str], errors: Sequence[str], written: Sequence[str | Path]) -> list[Line]:
+    """The verdict lines, the failures no verdict line states, the end-of-run errors, the files written."""
+    out = verdict_lines(verdict)
     out += _failed(f for f in failures if f not in stated)  # a pytest_ruler_summary hook's own failure
     out += _errors(errors)
     if written:  # what the run wrote, so a user (or CI) knows where to look

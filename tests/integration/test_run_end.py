@@ -148,3 +148,19 @@ def test_our_own_outputs_on_a_full_disk_are_one_error_line_each_and_a_failing_ru
                       f"RULER ERROR: writing the Markdown {full}: OSError: [Errno 28] No space left on device",
                       "RULER ERROR: GitHub Actions output: OSError: [Errno 28] No space left on device"], out
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_an_interrupt_before_the_first_item_finished_still_prints_the_partial_mark_and_the_gate(pytester, monkeypatch):
+    pytester.makeconftest(FAKE_CONFTEST)
+    monkeypatch.setenv("FAKE_ACTION", "interrupt")
+    # in-process pytester re-raises a Ctrl-C in the outer run unless told not to
+    result = pytester.runpytest("-p", "no:hypothesispytest", *FAKE, "--ruler-report=r.json", no_reraise_ctrlc=True)
+    lines = result.stdout.lines
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert any("RULER: effective context length" in line for line in lines), result.stdout.str()
+    assert "no RULER item finished, so nothing was measured" in lines
+    assert "interrupted after 0 of 2 items: the table and report are partial (\"complete\": false)" in lines
+    gate = report(pytester)["gate"]
+    assert gate["passed"] is None
+    assert f"gate NOT DECIDED: {gate['reason']} (required 1K)" in lines  # the JSON's verdict, on the terminal
+    assert "wrote: r.json" in lines
