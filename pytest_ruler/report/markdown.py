@@ -1,7 +1,7 @@
 """A report dict as Markdown: the header, Table 3 per mode, the comparison, the depth sweeps.
 
     Report (or its dict) ──markdown(report, images=..., ci=False)──► Markdown text
-        header (model, back end, haystack, threshold, items, gate)
+        header (an incomplete run's mark, model, back end, haystack, threshold, items, gate)
         Table 3 per mode: the mode's table (Report.mode(m).table()), with † (over the context) and ‡ (errors) marks
         native vs map-reduce, map-reduce compliance, depth sweeps (results.cells.depth_cells)
 
@@ -137,6 +137,13 @@ def _grounding_lines(report: Report) -> tuple[list[str], list[str]]:
     return head, lines
 
 
+def _partial_line(report: Report) -> str:
+    """An incomplete run's mark, under the title: interrupted (Ctrl-C, SIGTERM) or stopped early."""
+    state = "Interrupted" if report.interrupted else "Incomplete"
+    done = f" after {report.items_finished} of {report.items_expected} items" if report.items_expected is not None else ""
+    return f"> **{state}**{done}: the tables are partial (\"complete\": false)"
+
+
 def _items_line(report: Report) -> str | None:
     items = report.items
     if not items:
@@ -246,6 +253,7 @@ def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path]
     report = as_report(report)
     threshold = report.threshold
     lines = [f"# RULER report: {report.model}", ""]
+    lines += [_partial_line(report), ""] if not report.complete else []
     lines.append(f"- **Model:** `{report.model}`")
     lines.append(f"- **Backend:** {report.backend}")
     lines.append(f"- **Tokenizer:** `{report.tokenizer}`")

@@ -154,7 +154,9 @@ def test_an_interrupt_before_the_first_item_finished_still_prints_the_partial_ma
     pytester.makeconftest(FAKE_CONFTEST)
     monkeypatch.setenv("FAKE_ACTION", "interrupt")
     # in-process pytester re-raises a Ctrl-C in the outer run unless told not to
-    result = pytester.runpytest("-p", "no:hypothesispytest", *FAKE, "--ruler-report=r.json", no_reraise_ctrlc=True)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "step.md"))
+    result = pytester.runpytest("-p", "no:hypothesispytest", *FAKE, "--ruler-report=r.json", "--ruler-markdown=r.md",
+                                no_reraise_ctrlc=True)
     lines = result.stdout.lines
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert any("RULER: effective context length" in line for line in lines), result.stdout.str()
@@ -163,4 +165,7 @@ def test_an_interrupt_before_the_first_item_finished_still_prints_the_partial_ma
     gate = report(pytester)["gate"]
     assert gate["passed"] is None
     assert f"gate NOT DECIDED: {gate['reason']} (required 1K)" in lines  # the JSON's verdict, on the terminal
-    assert "wrote: r.json" in lines
+    assert "wrote: r.json, r.md" in lines
+    mark = '> **Interrupted** after 0 of 2 items: the tables are partial ("complete": false)'
+    assert mark in (pytester.path / "r.md").read_text().splitlines()
+    assert mark in (pytester.path / "step.md").read_text().splitlines()  # the GitHub step summary is that Markdown

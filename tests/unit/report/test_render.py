@@ -313,6 +313,15 @@ def test_markdown_is_pure(report):
     assert report == before
 
 
+def test_an_interrupted_run_is_marked_under_the_title_and_a_complete_one_is_not(report):
+    partial = _report(complete=False, extra={"interrupted": True, "items_expected": 48, "items_finished": 3})
+    lines = markdown(partial).splitlines()
+    assert lines[2] == '> **Interrupted** after 3 of 48 items: the tables are partial ("complete": false)'
+    stopped = _report(complete=False, extra={"items_expected": 48, "items_finished": 3})
+    assert markdown(stopped).splitlines()[2].startswith("> **Incomplete** after 3 of 48 items")
+    assert "Interrupted" not in markdown(report) and "Incomplete" not in markdown(report)
+
+
 def test_empty_report():
     r = build_report(model="m", backend="hf", tokenizer="t", haystack_corpus="noise", threshold=85.6, results=[])
     md = markdown(r)
