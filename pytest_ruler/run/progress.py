@@ -25,7 +25,14 @@ set by the session to ``working``; the hf engine calls it at each decoding
 step) adds what is in flight, e.g. ``0/2 prompts (2 in the engine: 12 of at most
 128 new tokens), 525s, 31 tok/s``; its tokens count in the rate at once.
 
-Public names: ``Progress``, ``terminal_stream``.
+Generating an item's samples can take longer than answering them (many samples, a fast
+engine or the cache); ``generation_lines`` keeps the log moving then, at the same rate::
+
+    runner (iter_samples) ──RulerSession.generating(samples, label, total)──► generation_lines
+        ──► ``ruler: <position> generating samples: <label> <done>/<total>, <elapsed>s`` through ``say``
+            after a sample, whenever nothing was said for ``interval`` seconds (any line counts)
+
+Public names: ``Progress``, ``generation_lines``, ``terminal_stream``.
 """
 
 from __future__ import annotations
@@ -36,9 +43,11 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-__all__ = ["Progress", "terminal_stream"]
+__all__ = ["Progress", "generation_lines", "terminal_stream"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("pytest_ruler")
 
@@ -229,3 +238,21 @@ class Progress:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def generation_lines(samples: Iterable[T], *, label: str, total: int, say: Callable[[str], Any], interval: float = 30.0,
+                     last_said: Callable[[], float] | None = None, position: str = "",
+                     clock: Callable[[], float] = time.perf_counter) -> Iterator[T]:
+    """``samples`` as they are generated; after each, a line through ``say`` when nothing was said
+    for ``interval`` seconds (``last_said()``: when anything last was, on ``clock``; this line too)."""
+    started = mine = clock()
+    title = f"{position} generating samples: {label}" if position else f"generating samples: {label}"
+    for done, sample in enumerate(samples, 1):
+        now = clock()
+        if now - max(mine, last_said() if last_said is not None else mine) >= interval:
+            mine = now
+            try:
+                say(f"ruler: {title} {done}/{total}, {now - started:.0f}s")
+            except Exception:  # a progress line is never worth failing the item
+                log.debug("progress line failed", exc_info=True)
+        yield sample

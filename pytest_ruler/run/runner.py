@@ -7,7 +7,8 @@ Data flow of a native item (task × length × seed)::
         ──► grade (the task's RULER metric) ──► item_result ──► ItemResult
             (with ``prediction_records``: every sample's prediction, answers, score, prompt hash)
 
-Samples are generated lazily, in the batches the engine consumes: the cache
+Samples are generated lazily, in the batches the engine consumes (``session.generating`` says
+how far generation is when it is the slow part): the cache
 fills from the first batch and memory stays flat in the sample count (only
 each sample's prediction and reference answers are kept for grading). Two
 cases generate an item's samples at once instead: cross-item batching
@@ -109,10 +110,12 @@ def _request(session: Any, spec: Any, sample: Any) -> GenerationRequest:
 
 def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:
     """Every sample of an item at once, with its request."""
-    from ..tasks import generate_samples
+    from ..tasks import iter_samples
 
     spec, depths = task_spec(session, task)
-    generated = generate_samples(spec, length, samples=samples or session.config.samples, seed=seed, ctx=session.generation_context)
+    n = samples or session.config.samples
+    generated = list(session.generating(iter_samples(spec, length, samples=n, seed=seed, ctx=session.generation_context),
+                                        f"{spec.name}[{length}-seed{seed}]", n))
     return ItemInputs(spec, depths, generated, [_request(session, spec, s) for s in generated])
 
 
@@ -122,7 +125,8 @@ def _sample_batches(session: Any, spec: Any, length: int, seed: int, samples: in
 
     size = size or SAMPLES_PER_CALL
     batch: list[Any] = []
-    for sample in iter_samples(spec, length, samples=samples, seed=seed, ctx=session.generation_context):
+    generated = iter_samples(spec, length, samples=samples, seed=seed, ctx=session.generation_context)
+    for sample in session.generating(generated, f"{spec.name}[{length}-seed{seed}]", samples):
         batch.append(sample)
         if len(batch) == size:
             yield batch, [_request(session, spec, s) for s in batch]

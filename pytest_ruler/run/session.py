@@ -5,7 +5,8 @@ tokenizer, the chat frame, the generation context, the engine and the
 prediction cache. ``complete(requests)`` answers requests from the cache where
 it can and from the engine otherwise, storing each answer as it arrives; an
 engine call shows its ``progress`` (a bar on a terminal, else a line through
-``say`` at least every ``progress_interval`` seconds), headed by ``position``
+``say`` at least every ``progress_interval`` seconds; ``generating`` does the same while an
+item's samples are generated), headed by ``position``
 (where the run is, set by the plugin); the engine's ``on_progress`` gets
 ``Progress.working`` for the call, to report work inside a batch, and its
 ``on_wait`` the session's ``say``. The work of an item (generate, complete, grade, build the result) is in
@@ -31,7 +32,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .cache import PredictionCache, prediction_key
 from ..options import RulerConfig
@@ -39,7 +40,7 @@ from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, de
 from ..engines.base import Completion
 from . import runner
 from .batching import CrossItemBatches, SharedSamples
-from .progress import Progress, terminal_stream
+from .progress import Progress, generation_lines, terminal_stream
 from .runner import SAMPLES_PER_CALL
 from ..results import ItemResult
 
@@ -208,6 +209,12 @@ class RulerSession:
         return haystack_label(task, self.generation_context)
 
     # ---- the work of one item ---------------------------------------------
+    def generating(self, samples: Iterable[Any], label: str, total: int) -> Iterator[Any]:
+        """An item's ``samples`` as they are generated, with a line whenever nothing was said for
+        ``progress_interval`` seconds (``progress.generation_lines``)."""
+        return generation_lines(samples, label=label, total=total, say=self.say, interval=self.progress_interval,
+                                last_said=lambda: self._said_at, position=self.position)
+
     def complete(self, requests: Sequence[GenerationRequest], label: str = "") -> tuple[list[Completion], list[bool]]:
         """Completions for requests: from the cache where possible, else from the engine.
 

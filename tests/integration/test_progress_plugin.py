@@ -55,3 +55,18 @@ def test_map_reduce_twins_are_named_in_the_estimate(pytester):
     result.assert_outcomes(passed=2)
     assert ("ruler: 1 item, at most 1,024 prompt tokens (1 sample x length per item: an upper bound, every prompt is filled up "
             "to its length); 1 map-reduce twin read about as many again in chunks, plus their instructions; an ETA follows the first item") in result.stdout.lines
+
+
+def test_generating_the_samples_says_how_far_it_is_when_the_engine_is_not_the_slow_part(pytester):
+    # issue 23: 100,000 samples answered from the cache printed nothing for minutes. Here every
+    # answer comes from the cache (no engine call, so no engine progress) and the interval is 0:
+    # a line after every sample generated
+    args = [*SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=3", "--ruler-cache-dir=cache"]
+    run(pytester, *args).assert_outcomes(passed=1)
+    pytester.makeconftest(CONFTEST.replace("progress_interval = 0.1", "progress_interval = 0.0"))
+    result = run(pytester, *args)
+    result.assert_outcomes(passed=1)
+    lines = [l for l in result.stdout.lines if "generating samples" in l]
+    assert [re.sub(r", \d+s$", "", l) for l in lines] == [
+        f"ruler: item 1/1 generating samples: niah_single_1[1024-seed0] {i}/3" for i in (1, 2, 3)], result.stdout.str()
+    assert not [l for l in result.stdout.lines if "prompts," in l]

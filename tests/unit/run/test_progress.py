@@ -2,7 +2,8 @@
 
 A ticking thread keeps either moving while no answer arrives (a CPU batch can
 take minutes); it stops, and the bar is erased, when the call ends — also when
-the engine raises.
+the engine raises. Generating the samples says how far it is at the same rate
+(``generation_lines``, on a fake clock here).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from pytest_ruler.engines.base import Completion, GenerationRequest
 from pytest_ruler.options import RulerConfig
-from pytest_ruler.run.progress import Progress
+from pytest_ruler.run.progress import Progress, generation_lines
 from pytest_ruler.run.session import RulerSession
 
 
@@ -172,3 +173,49 @@ def test_the_hf_engine_reports_every_decoding_step_without_stopping_anything():
         on_progress = None
 
     assert HFEngine._steps(Silent(), batch, 3, 16) == {}
+
+
+class FakeClock:
+    """Seconds that pass only when a test says so."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_generating_samples_says_how_far_it_is_once_per_interval_of_silence():
+    clock, said = FakeClock(), []
+    last = {"said": 0.0}
+
+    def say(line):
+        said.append(line)
+        last["said"] = clock.now
+
+    def samples():
+        for i in range(10):
+            clock.now += 12.0  # each sample takes 12 s to generate
+            yield i
+
+    got = list(generation_lines(samples(), label="niah_single_1[131072-seed0]", total=10, say=say, interval=30.0,
+                                last_said=lambda: last["said"], position="item 1/4", clock=clock))
+    assert got == list(range(10))  # every sample, in order
+    # silent for 36 s after the 3rd sample, then 36 s after the 6th, the 9th
+    assert said == ["ruler: item 1/4 generating samples: niah_single_1[131072-seed0] 3/10, 36s",
+                    "ruler: item 1/4 generating samples: niah_single_1[131072-seed0] 6/10, 72s",
+                    "ruler: item 1/4 generating samples: niah_single_1[131072-seed0] 9/10, 108s"]
+
+
+def test_a_line_said_by_someone_else_counts_as_said():
+    clock, said = FakeClock(), []
+
+    def samples():
+        for i in range(5):
+            clock.now += 20.0
+            yield i
+
+    # the engine's progress (another caller of say) spoke just now, every time
+    list(generation_lines(samples(), label="vt[4096-seed0]", total=5, say=said.append, interval=30.0,
+                          last_said=lambda: clock.now, clock=clock))
+    assert said == []
