@@ -28,7 +28,7 @@ HELD_NOTICE = "ruler: Ctrl-C held until the reports are written (Ctrl-C again to
 
 def _stderr(line: str) -> None:
     try:
-        os.write(2, (line + "\n").encode("utf-8", "replace"))
+        os.write(2, ("\n" + line + "\n").encode("utf-8", "replace"))  # pytest's progress line may be open
     except OSError:
         pass
 
