@@ -268,10 +268,10 @@ def check_device(config: EngineConfig) -> None:
     device = config.device
     if not device.startswith("cuda"):
         return
-    gpus = visible_gpus() if gpu_visible() else []
-    if not gpu_visible() or (not gpus and os.environ.get("CUDA_VISIBLE_DEVICES") is not None):
+    if not gpu_visible():
         raise RulerUsageError("--ruler-device", device, "no CUDA device is visible to this process (CUDA_VISIBLE_DEVICES="
                               f"{os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')}); use --ruler-device=cpu or auto")
+    gpus = visible_gpus()
     _, _, index = device.partition(":")
     if gpus and index and int(index) >= len(gpus):
         n = len(gpus)

@@ -133,7 +133,7 @@ def test_a_host_name_is_connected_to_at_the_address_it_resolves_to(tokenizer, mo
     _fake_resolver(monkeypatch, {"stub.test": "127.0.0.1"})
     with stub.StubServer() as server:
         port = server.base_url.rsplit(":", 1)[1]
-        eng = _engine(f"http://stub.test:{port}", timeout=5)
+        eng = _engine(f"http://stub.test:{port}", timeout=60)
         [done] = eng.generate([_req(tokenizer)])
         eng.close()
     assert done.error is None and done.text == "ok", done
