@@ -102,6 +102,28 @@ def choice(*names: str) -> Parser:
     return parse
 
 
+# what both engines accept as a dtype: torch's names (hf) and vLLM's --dtype choices
+DTYPES = ("auto", "float32", "bfloat16", "float16", "float", "half")
+
+
+def parse_dtype(where: str, raw: Any) -> str:
+    """A model dtype both engines load (``DTYPES``); a quantized format (fp8, int4) is a model or vllm option, not a dtype."""
+    text = str(raw).strip().lower()
+    if text not in DTYPES:
+        raise RulerUsageError(where, raw, "choose auto, float32, bfloat16 or float16 (float and half are accepted too); "
+                                          "8- and 4-bit weights come from a quantized model or the vllm option quantization=..., not a dtype")
+    return text
+
+
+def parse_device(where: str, raw: Any) -> str:
+    """auto, cpu, cuda or cuda:N (whether that GPU exists is the engine's start-up check)."""
+    text = str(raw).strip().lower()
+    head, _, index = text.partition(":")
+    if text in ("auto", "cpu", "cuda") or (head == "cuda" and index.isdigit()):
+        return text
+    raise RulerUsageError(where, raw, "choose auto, cpu, cuda or cuda:N (N: a visible GPU's index, from 0)")
+
+
 def parse_seeds(where: str, value: Any) -> tuple[int, ...]:
     text = str(value).strip()
     if "," not in text:

@@ -45,7 +45,7 @@ from .base import Completion, EngineBase, EngineConfig, GenerationRequest, Resul
 from .hf_options import OPTIONS
 from .options import engine_options
 
-__all__ = ["OPTIONS", "HFEngine", "check_model", "converted_gguf_folder", "folder_identity", "resolve_model"]
+__all__ = ["OPTIONS", "HFEngine", "check_device", "check_model", "safetensors_damage", "converted_gguf_folder", "folder_identity", "resolve_model"]
 
 log = logging.getLogger("pytest_ruler")
 
@@ -169,24 +169,59 @@ def _read_config(path: Path, model: str) -> dict[str, Any]:
     return data
 
 
-def _check_safetensors(path: Path, model: str) -> None:
-    """A safetensors file starts with an 8-byte header size and that much JSON: a cut file fails here."""
+def _tensor_bytes(header: Any) -> int:
+    """The bytes of tensor data a safetensors header describes: the end of its last ``data_offsets``."""
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a JSON object")
+    end = 0
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+                or not 0 <= offsets[0] <= offsets[1]):
+            raise ValueError(f"tensor {name!r} has no valid data_offsets")
+        end = max(end, offsets[1])
+    return end
+
+
+def safetensors_damage(path: Path) -> str | None:
+    """Why a safetensors file cannot be whole, or None.
+
+    The file is an 8-byte little-endian header size, that much JSON, then exactly the
+    tensor bytes the header's ``data_offsets`` cover (safetensors refuses a file with
+    fewer or more): a file cut anywhere, in the header or after it, is found here from
+    its size alone, without reading a tensor.
+    """
     try:
         size = path.stat().st_size
         with path.open("rb") as fh:
             n = int.from_bytes(fh.read(8), "little")
             if n <= 0 or 8 + n > size:
-                raise ValueError(f"header of {n} bytes in a {size}-byte file")
-            json.loads(fh.read(n))
+                return f"a header of {n} bytes in a {size}-byte file"
+            data = _tensor_bytes(json.loads(fh.read(n)))
     except (OSError, ValueError) as exc:
-        raise RulerUsageError("--ruler-model", model, f"the weights file {path.name} is damaged or incomplete ({exc}); download or save the model again") from None
+        return str(exc)
+    held = size - 8 - n
+    if held != data:
+        return f"its header describes {data} bytes of tensor data, the file holds {held}" + (": it was cut short" if held < data else "")
+    return None
+
+
+def _check_weights(folder: Path, model: str, fix: str = "download or save the model again") -> None:
+    """Every safetensors file of a model folder whole (:func:`safetensors_damage`), else one error naming the file."""
+    for w in sorted(folder.glob("*.safetensors")):
+        why = safetensors_damage(w)
+        if why is not None:
+            raise RulerUsageError("--ruler-model", model, f"the weights file {w} is damaged or incomplete ({why}); {fix}")
 
 
 def check_model(config: EngineConfig) -> int | None:
     """Everything about the model knowable without loading weights; returns its context length.
 
-    A folder must hold a readable config.json and weights (safetensors headers
-    intact); a GGUF is converted once (as the first load would); a hub id is
+    A folder must hold a readable config.json and weights (each safetensors file
+    exactly as long as its header says); a GGUF is converted once (as the first
+    load would) and its converted weights checked the same way; a hub id is
     read from the local cache when its config is there (else None: the load says);
     one neither cached nor reachable (offline) fails at once, with the nearest alias
     (:func:`pytest_ruler.tasks.tokenizer.check_hub_name`).
@@ -197,6 +232,8 @@ def check_model(config: EngineConfig) -> int | None:
     if kind == "gguf":
         assert path is not None
         folder, _ = converted_gguf_folder(path, config.model)
+        # our own conversion, damaged since (a full disk, a cut copy): say how to redo it
+        _check_weights(folder, config.model, f"this is the converted copy of {path.name}: delete {folder} and run again to convert it once more")
         return _config_context(_read_config(folder / "config.json", config.model))
     if kind == "folder":
         assert path is not None
@@ -207,9 +244,7 @@ def check_model(config: EngineConfig) -> int | None:
         weights = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
         if not weights:
             raise RulerUsageError("--ruler-model", config.model, "this folder has a config.json but no weights (*.safetensors or *.bin); copy or save the weights into it")
-        for w in weights:
-            if w.suffix == ".safetensors":
-                _check_safetensors(w, config.model)
+        _check_weights(path, config.model)
         return _config_context(cfg)
     try:
         from huggingface_hub import try_to_load_from_cache
@@ -218,6 +253,31 @@ def check_model(config: EngineConfig) -> int | None:
     except Exception:
         return None
     return _config_context(_read_config(Path(cached), config.model)) if isinstance(cached, str) else None
+
+
+def check_device(config: EngineConfig) -> None:
+    """``--ruler-device`` names a GPU this process can see (asked without importing torch).
+
+    The format (auto, cpu, cuda, cuda:N) is the option parser's; here ``cuda`` needs a
+    visible GPU and ``cuda:N`` needs N below the visible count (indices count the
+    devices ``CUDA_VISIBLE_DEVICES`` leaves, as torch does). When the count cannot be
+    told (device files but no nvidia-smi), the load decides.
+    """
+    from .gpus import gpu_visible, visible_gpus
+
+    device = config.device
+    if not device.startswith("cuda"):
+        return
+    if not gpu_visible():
+        raise RulerUsageError("--ruler-device", device, "no CUDA device is visible to this process (CUDA_VISIBLE_DEVICES="
+                              f"{os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')}); use --ruler-device=cpu or auto")
+    gpus = visible_gpus()
+    _, _, index = device.partition(":")
+    if gpus and index and int(index) >= len(gpus):
+        n = len(gpus)
+        have = "cuda:0" if n == 1 else f"cuda:0 to cuda:{n - 1}"
+        raise RulerUsageError("--ruler-device", device, f"this process sees {n} CUDA device{'s' if n != 1 else ''} ({have}); "
+                              "pass one of them, cuda or auto")
 
 
 def _device_and_dtype(config: EngineConfig, cuda_available: bool) -> tuple[str, str]:
@@ -254,7 +314,8 @@ class HFEngine(EngineBase):
 
     @staticmethod
     def preflight(config: EngineConfig) -> int | None:
-        """The start-up check (see :func:`check_model`): no weights are loaded."""
+        """The start-up check (:func:`check_device`, then :func:`check_model`): no weights are loaded."""
+        check_device(config)
         return check_model(config)
 
     def __init__(self, config: EngineConfig):

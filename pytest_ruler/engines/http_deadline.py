@@ -8,8 +8,8 @@ sees the response). This transport bounds the request itself:
     httpx.Client.send(request with extensions["deadline"] = time.monotonic() + S)
         ──► DeadlineTransport.handle_request
             ──► httpcore.ConnectionPool (keep-alive, proxy from the environment)
-                ──► _DeadlineBackend / _DeadlineStream: every connect, TLS
-                    handshake, read and write waits at most the time left
+                ──► _DeadlineBackend / _DeadlineStream: every host-name lookup,
+                    connect, TLS handshake, read and write waits at most the time left
         ──► the response body, read under the same deadline
 
 so the request ends, with ``httpx.ReadTimeout`` (or ``ConnectTimeout``,
@@ -18,6 +18,14 @@ server paces its bytes. The deadline of the request running in a thread is
 kept in a thread-local: httpcore's sync pool does all the I/O of a request in
 the thread that sends it. A request without a ``deadline`` extension has only
 httpx's per-operation timeouts.
+
+Host names: the socket library's lookup (``getaddrinfo``) honours no timeout, and
+httpcore's connect does it inside ``socket.create_connection``; a resolver that hangs
+would hold the request (and the start-up check) as long as it likes. So the backend
+looks the name up itself, in a daemon thread it waits on for at most the time left
+(``ConnectTimeout`` when that passes; the thread is left to finish on its own), then
+connects to the addresses found, in order, as ``create_connection`` would. TLS still
+checks the certificate against the host name (httpcore passes it as the SNI name).
 
 Proxies: those of the environment (``http_proxy``, ``https_proxy``,
 ``no_proxy``), as ``urllib`` reads them, for the base URL's host. TLS: the
@@ -30,6 +38,8 @@ Public names: ``DeadlineTransport``.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import socket
 import ssl
 import threading
 import time
@@ -109,14 +119,48 @@ class _DeadlineStream(httpcore.NetworkStream):
         return self._stream.get_extra_info(info)
 
 
+def _addresses(host: str, port: int, within: float) -> list[str]:
+    """The addresses ``host`` resolves to, looked up in a thread waited on for at most ``within`` seconds."""
+    try:
+        return [str(ipaddress.ip_address(host.strip("[]")))]
+    except ValueError:
+        pass
+    found: dict[str, typing.Any] = {}
+
+    def lookup() -> None:
+        try:
+            found["infos"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            found["error"] = exc
+
+    worker = threading.Thread(target=lookup, name=f"ruler-resolve-{host}", daemon=True)
+    worker.start()
+    worker.join(within)
+    if worker.is_alive():
+        raise httpcore.ConnectTimeout(f"the host name {host!r} did not resolve within {within:.3g} s")
+    if "error" in found:
+        raise httpcore.ConnectError(f"the host name {host!r} does not resolve ({found['error']})")
+    return list(dict.fromkeys(str(info[4][0]) for info in found["infos"]))
+
+
 class _DeadlineBackend(httpcore.NetworkBackend):
     def __init__(self) -> None:
         self._backend = httpcore.SyncBackend()
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
-        stream = self._backend.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options)
-        return _DeadlineStream(stream)
+        within = _left(timeout, httpcore.ConnectTimeout)
+        if within is None:  # no bound asked for: the socket library's own lookup
+            return _DeadlineStream(self._backend.connect_tcp(host, port, None, local_address, socket_options))
+        failure: Exception | None = None
+        for address in _addresses(host, port, within):
+            try:
+                stream = self._backend.connect_tcp(address, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:  # the next address, as create_connection would
+                failure = exc
+                continue
+            return _DeadlineStream(stream)
+        raise failure if failure is not None else httpcore.ConnectError(f"the host name {host!r} has no address")
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:

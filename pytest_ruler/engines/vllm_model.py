@@ -313,9 +313,11 @@ def sampling_fields(cls: Any) -> set[str] | None:
 
 
 def short_error(exc: BaseException, limit: int = 400) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    text = f"{type(exc).__name__}: {text}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """``Type: message`` as one safe line (:func:`~pytest_ruler.outside_text.shown`): vLLM's
+    messages quote model names, paths and configs, outside text that may hold controls."""
+    from ..outside_text import shown
+
+    return shown(f"{type(exc).__name__}: {str(exc) or type(exc).__name__}", limit)
 
 
 def startup_hint(exc: BaseException) -> str:

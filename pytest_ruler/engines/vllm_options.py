@@ -17,6 +17,7 @@ import json
 from typing import Any, Mapping
 
 from ..errors import RulerUsageError
+from ..parsers import DTYPES
 from .base import EngineConfig, GenerationRequest
 from .options import PARAMETER, EngineOption, engine_options, unknown_keys
 
@@ -50,8 +51,8 @@ OPTIONS: tuple[EngineOption, ...] = (
     _O("gpu_memory_utilization", "float", 0.9, "share of each GPU's memory vLLM may take (weights + activations + KV "
        "cache); one engine per GPU: two on a GPU do not fit. CPU build: share of RAM, used only when no KV cache size "
        "is given", minimum=0.0, maximum=1.0, open_minimum=True, cli="gpu-memory-utilization"),
-    _O("dtype", "str", None, "weights/activations dtype (auto, bfloat16, float16, float32); default config.dtype; "
-       "auto is bfloat16 on CPU"),
+    _O("dtype", "choice", None, "weights/activations dtype (auto, bfloat16, float16, float32); default config.dtype; "
+       "auto is bfloat16 on CPU", choices=DTYPES),
     _O("max_model_len", "int", None, "context limit (prompt + generated tokens); default config.max_model_len. Above "
        "the model's own limit vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which this engine sets (and logs) "
        "only when the user asked for a limit above the model's; combine with rope_scaling for a real extension",

@@ -90,8 +90,10 @@ def pytest_configure(config: Any) -> None:
             from ..run.preflight import check_start
 
             check_start(rs, config)
-    except RulerUsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    except RulerUsageError as exc:  # its fix may quote outside text (an engine's exception, a path): escaped
+        from ..outside_text import shown
+
+        raise pytest.UsageError(shown(str(exc), limit=None)) from None
     config.stash[SESSION_KEY] = rs
     run = RulerPlugin(config)
     config.pluginmanager.register(run, "ruler-run")

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from ..outside_text import escaped
 from ..run.session import ItemResult, RulerSession, one_line
 from .keys import RESULT_ATTR, SESSION_KEY
 
@@ -107,7 +108,8 @@ class RulerItem(pytest.Item):
             message = str(excinfo.value)
             trace = getattr(self, "_traceback", None)
             if trace and (self.config.getoption("tbstyle", "auto") in ("long", "native") or self.config.getoption("fulltrace", False)):
-                message += "\n\n" + trace  # asked for: --tb=long / --full-trace
+                # asked for: --tb=long / --full-trace; its lines quote the engine's messages: escaped
+                message += "\n\n" + "\n".join(escaped(line) for line in trace.splitlines())
             elif trace:
                 message += "\n  (the engine's traceback: rerun with --tb=long)"
             return message

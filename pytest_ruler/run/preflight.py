@@ -16,6 +16,10 @@ parameter, the value and the fix; the plugin turns it into pytest's
            (a server's /models within seconds; a model folder's config and weights;
             the context length, by the resolver the engine itself uses: --ruler-max-model-len,
             what the model config or server says, the engine's max_context option)
+        ─► lengths too short for a task's smallest prompt (its fixed text, the fewest units
+           and the answer, counted with the run's tokenizer and template: one render per
+           task at the run's shortest length): refused, naming the task and the smallest
+           length that fits
         ─► lengths that can never fit that context: refused when the user typed them;
            with --ruler-mapreduce or from a preset, a warning (their native items fail
            as over length without a prompt being built); none with --ruler-no-suite,
@@ -134,6 +138,7 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
         if short:
             raise RulerUsageError("--ruler-lengths", ",".join(format_length(L) for L in short),
                                   f"{task} alone generates {need} tokens, so no prompt fits; use lengths well above that, e.g. 1k")
+    _check_room(session)
     if context is None:
         return
     too_long = [L for L in config.lengths if L > context]
@@ -153,6 +158,40 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
         "raise the limit with --ruler-max-model-len if the model supports longer inputs, "
         "or add --ruler-mapreduce to test chunked inference at those lengths",
     )
+
+
+def _check_room(session: Any) -> None:
+    """Each task's smallest prompt fits each length (else every item there errors). The
+    fixed text may grow with the length (cwe's example does), so each length is asked,
+    shortest first, until one fits: one render per task when the shortest does."""
+    from ..tasks.budget import suggested_length
+    from ..tasks.generate import smallest_length
+
+    config = session.config
+    for task in config.tasks:
+        if session.data_missing(task):  # its items are skipped, with the reason
+            continue
+        short: list[int] = []
+        need = 0
+        for length in sorted(config.lengths):
+            try:
+                at = smallest_length(task, length, seed=config.seeds[0], ctx=session.generation_context)
+            except RulerUsageError:
+                raise
+            except Exception:  # a family that cannot draft here (a registered one's own bug): its items say why
+                break
+            if at <= length:
+                break
+            short.append(length)
+            need = max(need, at)
+        if short:
+            raise RulerUsageError(
+                "--ruler-lengths", ",".join(format_length(L) for L in short),
+                f"{task} needs at least {need} tokens with the tokenizer {session.tokenizer.name} and the {session.frame.name} "
+                f"template (its fixed text, the smallest haystack and the answer), so no prompt fits "
+                f"{'this length' if len(short) == 1 else 'these lengths'}; use {suggested_length(need)} or more "
+                "(samples differ by a few tokens), or leave the task out with --ruler-tasks",
+            )
 
 
 def check_start(session: Any, pytest_config: Any) -> None:

@@ -21,6 +21,11 @@ identity, which engines that can describe themselves give without loading.
 An engine that fails to load fails once: the first item says why, every later
 item fails at once with one line pointing at it (no reload per item).
 
+An engine's error text is outside text (an exception quoting a model name, a path, a
+server's body): ``one_line`` and every ``Completion.error`` that ``complete`` hands
+on go through :func:`~pytest_ruler.outside_text.shown` (controls escaped, the key
+scrubbed), so no item message, reason or report line carries a raw control sequence.
+
 Public names: ``ItemResult``, ``RulerSession``, ``EngineUnavailable``,
 ``SAMPLES_PER_CALL``, ``one_line``.
 """
@@ -28,6 +33,7 @@ Public names: ``ItemResult``, ``RulerSession``, ``EngineUnavailable``,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -38,6 +44,7 @@ from .cache import PredictionCache, prediction_key
 from ..options import RulerConfig
 from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, describe_engine, load_engine, resolve_backend
 from ..engines.base import Completion
+from ..outside_text import shown
 from . import runner
 from .batching import CrossItemBatches, SharedSamples
 from .progress import Progress, generation_lines, terminal_stream
@@ -54,12 +61,19 @@ class EngineUnavailable(RuntimeError):
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
-    """An exception as one line: the RULER message for usage errors, else ``Type: message``."""
+    """An exception as one safe line (:func:`shown`): the RULER message for usage errors, else ``Type: message``."""
     from ..errors import RulerUsageError
 
     text = str(exc) if isinstance(exc, (RulerUsageError, EngineUnavailable)) else f"{type(exc).__name__}: {exc}"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shown(text, limit)
+
+
+def _error_shown(c: Completion) -> Completion:
+    """``c`` with its error text made safe to show (an engine may quote anything in it)."""
+    if c.error is None:
+        return c
+    safe = shown(c.error, limit=None)
+    return c if safe == c.error else dataclasses.replace(c, error=safe)
 
 
 @dataclass
@@ -237,6 +251,7 @@ class RulerSession:
 
             def on_result(j: int, c: Completion) -> None:
                 i = todo[j]
+                c = _error_shown(c)
                 results[i] = c
                 if cache is not None:
                     cache.put(keys[i], c)

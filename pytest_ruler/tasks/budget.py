@@ -8,7 +8,7 @@ Data flow (``tasks.generate`` calls it once per sample)::
         ──► over budget: shrink; room for another unit: grow; best in-budget result kept
         ──► Fitted (rendered text, exact prompt_tokens, units, passes, token ids)
 
-Public names: ``fill``, ``Fitted``.
+Public names: ``fill``, ``Fitted``, ``smallest_length``, ``suggested_length``.
 
 Budget rule: tokens(frame.head + input + frame.tail + answer_prefix)
 + tokens_to_generate <= length, counted without special tokens. ``fill`` never
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..errors import RulerUsageError
 from .base import Draft, GenerationContext, Rendered
 
-__all__ = ["Fitted", "fill"]
+__all__ = ["Fitted", "fill", "smallest_length", "suggested_length"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,18 @@ def _encode(ctx: GenerationContext, r: Rendered) -> list[int]:
 
 def _full_count(ctx: GenerationContext, r: Rendered) -> int:
     return len(_encode(ctx, r))
+
+
+def smallest_length(draft: Draft, ctx: GenerationContext, tokens_to_generate: int) -> int:
+    """The fewest tokens a length must have for ``draft`` to fit at all: its smallest render
+    (``min_units``: the fixed text and the fewest units the task needs), wrapped, plus the answer."""
+    return _full_count(ctx, draft.render(draft.min_units)) + tokens_to_generate
+
+
+def suggested_length(smallest: int) -> int:
+    """A length to advise for a task whose sample needs ``smallest``: random keys and names
+    change the count a little from sample to sample, so 10% and 32 tokens more, in 64s."""
+    return -(-int(smallest * 1.1 + 32) // 64) * 64
 
 
 def fill(draft: Draft, budget: int, ctx: GenerationContext, *, task: str, length: int, tokens_to_generate: int) -> Fitted:
@@ -110,9 +122,8 @@ def fill(draft: Draft, budget: int, ctx: GenerationContext, *, task: str, length
                 n = None
     if best is not None:
         return Fitted(best.rendered, best.prompt_tokens, best.units, passes, best.prompt_ids)
-    smallest = _full_count(ctx, draft.render(draft.min_units)) + tokens_to_generate
-    # random keys and names change the count a little from sample to sample
-    suggest = -(-int(smallest * 1.1 + 32) // 64) * 64
+    smallest = smallest_length(draft, ctx, tokens_to_generate)
+    suggest = suggested_length(smallest)
     raise RulerUsageError(
         "length", length,
         f"task {task!r} needs at least {smallest} tokens with this tokenizer and template "

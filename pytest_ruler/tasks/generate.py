@@ -7,6 +7,8 @@ samples 0..9 or only sample 7 gives the same sample 7, in any process, so
 caches and xdist workers agree without talking to each other. What the
 reference fixes once per generator run (the vt example's layout) is fixed
 here once per (task, length, seed), so it too is the same in every process.
+``smallest_length`` says, without a full sample, the fewest tokens a length needs for a
+task (the start-up check refuses shorter lengths with it).
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Iterator
 
 from ..errors import RulerUsageError
 from .base import GenerationContext, Sample, TaskSpec, sample_rng
-from .budget import fill
+from .budget import fill, smallest_length as _smallest
 from .registry import get_family, get_task
 
-__all__ = ["generate_samples", "iter_samples", "haystack_label"]
+__all__ = ["generate_samples", "iter_samples", "haystack_label", "smallest_length"]
 
 
 def _check(length: object, samples: object, seed: object) -> None:
@@ -34,6 +36,22 @@ def haystack_label(task: TaskSpec | str, ctx: GenerationContext) -> str:
     """What the task's haystack is made of, for reports (e.g. the essay corpus)."""
     spec = get_task(task)
     return get_family(spec.family).data_label(spec.args, ctx)
+
+
+def smallest_length(task: TaskSpec | str, length: int, *, seed: int = 0, ctx: GenerationContext) -> int:
+    """The fewest tokens sample 0 of (``task``, ``length``, ``seed``) needs: its fixed text, the
+    smallest haystack and the answer, counted as the items count (same tokenizer, same frame).
+
+    One render of the smallest draft and one tokenization: cheap enough for the start-up check,
+    which asks it once per task at the run's shortest length. Other samples differ by a few
+    tokens (their random keys and names).
+    """
+    spec = get_task(task)
+    _check(length, 1, seed)
+    family = get_family(spec.family)
+    draft = family.draft(spec.args, ctx, sample_rng(spec.name, length, seed, 0), 0, task=spec.name, length=length, seed=seed,
+                         tokens_to_generate=spec.tokens_to_generate)
+    return _smallest(draft, ctx, spec.tokens_to_generate)
 
 
 def iter_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int = 0, ctx: GenerationContext, start: int = 0) -> Iterator[Sample]:

@@ -25,7 +25,7 @@ Public names:
 - ``check_hub_name(name, parameter)``, ``hub_cached``, ``hub_offline``,
   ``nearest_alias``: a name that can only be a Hub id fails at once when it is
   not in the local Hugging Face cache and the Hub cannot be reached
-  (``HF_HUB_OFFLINE``, or its host does not resolve), naming the option the
+  (``HF_HUB_OFFLINE``, or its host does not resolve or accept a connection), naming the option the
   user typed and the nearest alias, instead of a minute of Hub retries
 
 Why a cache: converting the GGUF vocabulary of the embedded model through
@@ -152,9 +152,11 @@ def hub_offline() -> str | None:
     """Why the Hub cannot be reached, or None when it may be (checked in about a second at most).
 
     ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` say it outright; otherwise the
-    Hub's host name must resolve (a lookup honours no proxy, so with an HTTPS
-    proxy set the Hub is assumed reachable). Without this, huggingface_hub
-    spends about a minute in retries before it says the same.
+    Hub's host name must resolve and its HTTPS port accept a connection (one
+    attempt, in the same 3 s; neither honours a proxy, so with an HTTPS proxy set
+    the Hub is assumed reachable). Without this, huggingface_hub spends about a
+    minute in retries before it says the same (a firewall that drops packets
+    lets the name resolve and the connections hang).
     """
     try:
         from huggingface_hub import constants
@@ -170,22 +172,36 @@ def hub_offline() -> str | None:
         return None
     import socket
     import threading
+    import time
     from urllib.parse import urlsplit
 
     host = urlsplit(endpoint).hostname or "huggingface.co"
     failed: list[str] = []
 
+    port = urlsplit(endpoint).port or 443
+
     def lookup() -> None:
         try:
-            socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+            found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError:
             failed.append(f"{host} does not resolve (no network)")
+            return
+        stage.append("connect")
+        try:
+            family, kind, proto, _, address = found[0]
+            with socket.socket(family, kind, proto) as probe:
+                probe.settimeout(max(0.1, limit - (time.monotonic() - started)))
+                probe.connect(address)
+        except OSError as exc:
+            failed.append(f"{host}:{port} does not accept connections ({exc.strerror or type(exc).__name__})")
 
+    limit, stage = 3.0, ["resolve"]
+    started = time.monotonic()
     worker = threading.Thread(target=lookup, daemon=True)
     worker.start()
-    worker.join(3.0)
+    worker.join(limit)
     if worker.is_alive():
-        return f"{host} did not resolve within 3 s"
+        return f"{host} did not resolve within 3 s" if stage[-1] == "resolve" else f"{host}:{port} did not answer within 3 s"
     return failed[0] if failed else None
 
 

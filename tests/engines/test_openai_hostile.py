@@ -93,6 +93,53 @@ def test_the_start_up_check_has_one_deadline(tokenizer):
     assert len(server.calls) == 1  # no retry at start-up
 
 
+def _fake_resolver(monkeypatch, names):
+    """socket.getaddrinfo for the names in ``names``: an address, or None for a lookup that
+    hangs (until the test ends, at most 30 s, then fails as an unknown name); others as before."""
+    import socket
+    import threading
+
+    real = socket.getaddrinfo
+    release = threading.Event()
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host not in names:
+            return real(host, port, *args, **kwargs)
+        if names[host] is None:
+            release.wait(30)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (names[host], port))]
+
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return release
+
+
+def test_a_host_name_that_never_resolves_ends_the_start_up_check_at_its_deadline(tokenizer, monkeypatch):
+    """The lookup of --ruler-base-url's host counts against the start-up deadline: a resolver
+    that hangs gives the timed-out error, not (30 s later) the resolver's own failure."""
+    release = _fake_resolver(monkeypatch, {"slow-dns.test": None})
+    try:
+        with pytest.raises(RulerUsageError) as err:
+            _engine("http://slow-dns.test:8000/v1", timeout=0.5)
+    finally:
+        release.set()
+    assert err.value.parameter == "--ruler-base-url"
+    assert "did not answer GET" in err.value.fix and "within 0.5 s" in err.value.fix, err.value.fix
+
+
+def test_a_host_name_is_connected_to_at_the_address_it_resolves_to(tokenizer, monkeypatch):
+    _fake_resolver(monkeypatch, {"stub.test": "127.0.0.1"})
+    with stub.StubServer() as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        eng = _engine(f"http://stub.test:{port}", timeout=60)
+        [done] = eng.generate([_req(tokenizer)])
+        eng.close()
+    assert done.error is None and done.text == "ok", done
+    assert server.calls[0].headers.get("Host") == f"stub.test:{port.split('/')[0]}"  # the name, not the address
+
+
 # --------------------------------------------------------------------------- retries
 
 

@@ -86,6 +86,10 @@ def test_the_command_line_wins_over_the_ini_file_and_the_preset():
         ({"engine-option": ["mode=nonsense"]}, {}, "--ruler-engine-option"),
         ({"engine-option": ["tensor_parallel_size=2"]}, {}, "--ruler-engine-option"),  # scripted declares no TP
         ({"sequential": True, "batch-items": "4"}, {}, "--ruler-batch-items"),  # would silently not stop early
+        ({"dtype": "float8"}, {}, "--ruler-dtype"),  # refused here, not by the engine per item
+        ({}, {"dtype": "int4"}, "ruler_dtype"),
+        ({"device": "gpu7"}, {}, "--ruler-device"),
+        ({"device": "cuda:x"}, {}, "--ruler-device"),
     ],
 )
 def test_a_bad_value_names_the_parameter_the_value_and_the_fix(argv, ini, parameter):
@@ -93,6 +97,15 @@ def test_a_bad_value_names_the_parameter_the_value_and_the_fix(argv, ini, parame
         config(argv, ini)
     assert err.value.parameter == parameter
     assert err.value.fix
+
+
+def test_dtype_and_device_are_typed_once():
+    c = config({"dtype": " BFloat16 ", "device": "CUDA:7"})
+    assert (c.dtype, c.device) == ("bfloat16", "cuda:7")  # whether cuda:7 exists is the hf start-up check's
+    with pytest.raises(RulerUsageError) as err:
+        config({"dtype": "float8"})
+    assert err.value.value == "float8" and "choose auto, float32, bfloat16 or float16" in err.value.fix
+    assert "quantization=" in err.value.fix
 
 
 def test_engine_options_are_typed_by_the_engines_declaration():

@@ -101,6 +101,7 @@ def test_a_declaration_refuses_an_unknown_kind():
         ("openai", "extra_body", "[1]", "extra_body must be a JSON object"),
         ("scripted", "mode", "psychic", "mode choose one of oracle, know_nothing, empty, echo, error"),
         ("hf", "threads", "many", "threads must be an integer >= 1"),
+        ("vllm", "dtype", "float8", "dtype choose one of auto, float32, bfloat16, float16, float, half"),  # at start, not at load
     ],
 )
 def test_a_bad_value_names_the_parameter_the_value_and_the_form(backend, key, raw, fix):

@@ -98,6 +98,35 @@ def test_an_unresolvable_endpoint_counts_as_offline(monkeypatch):
     assert tk.hub_offline() is None  # through a proxy the lookup proves nothing: the load decides
 
 
+@pytest.mark.parametrize("how", ["refused", "hangs"])
+def test_a_hub_whose_name_resolves_but_that_takes_no_connection_counts_as_offline(monkeypatch, how):
+    """A firewall that drops the Hub's packets lets its name resolve; one bounded connection attempt tells."""
+    import socket
+    import threading
+
+    from huggingface_hub import constants
+
+    for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "https://hub.test")
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.0.2.1", port))])
+    release = threading.Event()
+
+    class Unreachable(socket.socket):
+        def connect(self, address):
+            if how == "hangs":
+                release.wait(30)
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(socket, "socket", Unreachable)
+    try:
+        why = tk.hub_offline()
+    finally:
+        release.set()
+    assert why == ("hub.test:443 does not accept connections (Connection refused)" if how == "refused" else "hub.test:443 did not answer within 3 s")
+
+
 def _plugin_run(tmp_path, *args, **env):
     clean = {k: v for k, v in os.environ.items() if k not in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     clean.update({"HF_HOME": str(tmp_path / "hf"), "PYTHONPATH": str(ROOT), **env})

@@ -1,0 +1,57 @@
+"""Mistakes knowable at start are refused there, once, not per item (issue 23): a dtype no
+engine loads, a GPU this machine does not have, lengths too short for a task's smallest
+prompt. Each run is a pytester run of the plugin; the scripted engine (a rule-based stand-in,
+not a model) or a tiny model folder that is never loaded stands behind it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .helpers import SCRIPTED, run
+
+
+def _refused(result, needle):
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert needle in err and err.count("is invalid") == 1, err
+    return err
+
+
+def test_a_dtype_no_engine_loads_is_refused_at_start(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-dtype=float8")
+    err = _refused(result, "--ruler-dtype='float8' is invalid: choose auto, float32, bfloat16 or float16")
+    assert "quantization=" in err
+
+
+def test_a_device_that_is_not_a_device_is_refused_at_start(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-device=gpu:7")
+    _refused(result, "--ruler-device='gpu:7' is invalid: choose auto, cpu, cuda or cuda:N")
+
+
+def test_a_gpu_this_machine_lacks_is_refused_before_the_model_is_read(pytester):
+    """cuda:99 (no machine here has 100 GPUs) with a model folder whose weights are never loaded."""
+    folder = pytester.path / "tiny"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "max_position_embeddings": 2048}))
+    (folder / "model.safetensors").write_bytes((2).to_bytes(8, "little") + b"{}")
+    result = run(pytester, f"--ruler-model={folder}", "--ruler-tokenizer=smollm2-135m", "--ruler-backend=hf",
+                 "--ruler-tasks=vt", "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-device=cuda:99")
+    err = _refused(result, "--ruler-device='cuda:99' is invalid:")
+    assert "pass one of them, cuda or auto" in err or "use --ruler-device=cpu or auto" in err
+
+
+def test_a_length_below_a_tasks_smallest_prompt_is_refused_at_start(pytester):
+    """vt's fixed text and one chain need about 827 tokens with the embedded tokenizer: 200 can never hold it."""
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=200,1k", "--ruler-samples=1")
+    err = _refused(result, "--ruler-lengths='200' is invalid: niah_single_1 needs at least ")
+    assert "use 384 or more" in err
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=300,600,1k", "--ruler-samples=1")
+    err = _refused(result, "--ruler-lengths='300,600' is invalid: vt needs at least 8")
+    assert "with the tokenizer smollm2-135m" in err and "or leave the task out with --ruler-tasks" in err
+
+
+def test_lengths_that_fit_every_task_still_run(pytester):
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=vt,cwe", "--ruler-lengths=1k", "--ruler-samples=1")
+    result.assert_outcomes(passed=1, failed=1)  # cwe scores 0 with the scripted oracle
