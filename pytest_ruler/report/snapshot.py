@@ -12,11 +12,11 @@ Usage in a user's test::
 
 Data flow::
 
-    Report (results.report: read_report's, or a run's) ─────────────────────┐
-    report dict (json.loads of ruler.json) ──results.saved.check_report──► Report
-    Report ──ruler_snapshot_data──► model, haystack, threshold; per mode Report.mode(m).scores /
-        .errored (Table 3's cells, computed once) and .summary (computed from the items)
-    a report's "summary", one mode's summary, or a snapshot ──► the same subset, as given
+    Report (results.saved.read_report's, or a run's) ──ruler_snapshot_data──► the subset:
+        model, haystack, threshold; per mode Report.mode(m).scores / .errored (Table 3's
+        cells, computed once) and .summary (computed from the items, never read)
+    report dict (json.loads of ruler.json) ──results.saved.check_report──► Report ──► the same
+    a report's "summary", one mode's summary, or a snapshot subset ──► the subset, as given
 
 The snapshot is one JSON file per assertion (``__snapshots__/<test file>/<test>.json``)
 holding a stable subset of the report, every float rounded to 1 decimal (as the
