@@ -257,9 +257,9 @@ SPEC_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 def _option(name: str) -> Any:
-    from .options import OPTIONS
+    from .options import option
 
-    return next(o for o in OPTIONS if o.name == name)
+    return option(name)
 
 
 def _add_spec_flags(parser: argparse.ArgumentParser, command: str) -> None:
@@ -277,14 +277,15 @@ def _add_spec_flags(parser: argparse.ArgumentParser, command: str) -> None:
 
 
 def _spec_values(ns: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The command's spec flags, typed by their options' parsers: {the option's field: value} (None when
-    unset and without a default)."""
+    """The command's spec flags, typed by their options' parsers: {the option's field: value}; a flag
+    not given is its option's default (``options.spec_default``, as the plugin's)."""
+    from .options import spec_default
+
     out = {}
     for name, flag in SPEC_FLAGS[command]:
         opt = _option(name)
         raw = getattr(ns, flag.replace("-", "_"))
-        raw = opt.default if raw is None else raw
-        out[opt.field_name] = None if raw is None else opt.parse(f"--{flag}", raw)
+        out[opt.field_name] = spec_default(name) if raw is None else opt.parse(f"--{flag}", raw)
     return out
 
 

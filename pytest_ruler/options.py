@@ -1,14 +1,19 @@
-"""The option spec: every ``--ruler-*`` option once, typed, and the RulerConfig built from it.
+"""The option spec: every ``--ruler-*`` option once, typed, with its one default.
 
 Data flow::
 
     OPTIONS (name, help, parser, default, target)
         ├─► add_options(parser): the pytest options --ruler-<name> and ini keys ruler_<name>
-        └─► build_config(pytest_config): for each option, the command line, else the ini
-            key, else the preset, else the default, through the option's parser (which
-            names the parameter as the user wrote it, the value and the fix), into its
-            target: a RulerConfig field ("run"), a MapReduceConfig field ("mapreduce")
-            or an engine option ("engine"). Checks that span options run after.
+        ├─► spec_default(name): the typed value when nothing sets the option: its default, else
+        │   the default preset's value, through its parser. The defaults of the option fields
+        │   of RulerConfig (here) and MapReduceConfig (mapreduce.pipeline) are spec_default(...),
+        │   so a default is written once, in OPTIONS, and the plugin, the CLI's spec flags
+        │   (cli.SPEC_FLAGS) and a config built in code agree.
+        └─► plugin.config.build_config(pytest_config): for each option, the command line, else
+            the ini key (``lookup``), else the preset, else the default, through the option's
+            parser (which names the parameter as the user wrote it, the value and the fix),
+            into its target: a RulerConfig field ("run"), a MapReduceConfig field ("mapreduce")
+            or an engine option ("engine").
             A preset (``PRESETS``) may also set flags: ``long`` turns on
             --ruler-sequential and --ruler-ci.
 
@@ -19,12 +24,12 @@ same parser as the option, so ``ruler_samples = many`` is refused like
 loads a model; a bad value raises one :class:`~pytest_ruler.errors.RulerUsageError`.
 
 Importing this module is cheap (the plugin's entry module does, for every pytest run):
-the spec is data; the parts a configuration needs (engines' registry, tasks, map-reduce)
-are imported by ``build_config``, which runs only when the suite is active.
+the spec is data, and it imports no other part but the engines' option declarations;
+reading a configuration (``plugin.config``) imports the rest, only when the suite is active.
 
-Public names: ``OPTIONS``, ``Option``, ``PRESETS``, ``RulerConfig``,
-``add_options``, ``build_config``, ``is_active``, ``option_dest``, ``raw_value``,
-``early_value``.
+Public names: ``DEFAULT_PRESET``, ``OPTIONS``, ``Option``, ``PRESETS``, ``RulerConfig``,
+``add_options``, ``argparse_help``, ``early_value``, ``is_active``, ``lookup``, ``option``,
+``option_dest``, ``raw_value``, ``spec_default``.
 """
 
 from __future__ import annotations
@@ -54,8 +59,8 @@ from .parsers import (
     parse_text,
 )
 
-__all__ = ["OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "build_config", "early_value", "is_active",
-           "option_dest", "raw_value"]
+__all__ = ["DEFAULT_PRESET", "OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "early_value",
+           "is_active", "lookup", "option", "option_dest", "raw_value", "spec_default"]
 
 @dataclass(frozen=True)
 class Option:
@@ -137,7 +142,7 @@ _OPTIONS: tuple[Option, ...] = (
     Option("mapreduce-rounds", "map-reduce: most collapse rounds before the least confident records are dropped", integer(0), "3", metavar="N", target="mapreduce", key="max_rounds"),
     Option("mapreduce-window", "map-reduce: tokens one call may use, prompt + output (default: the engine's context)", parse_length, metavar="LEN", target="mapreduce", key="window"),
     Option("mapreduce-no-verify", "map-reduce: grounding none: keep claimed values not found in their chunk (default: grounding literal, a hallucination filter only)", parse_not_flag, flag=True, target="mapreduce", key="verify"),
-    Option("mapreduce-layout", "map-reduce: map prompt layout: question-last (default), example-first, format-last", metavar="NAME", target="mapreduce", key="layout"),
+    Option("mapreduce-layout", "map-reduce: map prompt layout: question-last, example-first or format-last", default="question-last", metavar="NAME", target="mapreduce", key="layout"),
     Option("require-mapreduce-effective-length", "gate for chunked inference: fail the run if the map-reduce effective length is below LEN", parse_length, metavar="LEN", key="required_mapreduce_effective_length"),
     Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", integer(1), metavar="N", target="mapreduce", key="parallel"),
     Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
@@ -162,6 +167,33 @@ PRESETS: dict[str, dict[str, Any]] = {
     # the paper's setting
     "paper": {"tasks": "all", "lengths": "4k,8k,16k,32k,64k,128k", "samples": "500"},
 }
+
+
+_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+
+def option(name: str) -> Option:
+    """The option ``--ruler-<name>`` of the spec."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise RulerUsageError("option", name, f"not an option of the spec; one of {', '.join(_BY_NAME)}") from None
+
+
+def spec_default(name: str) -> Any:
+    """The typed value of ``--ruler-<name>`` when nothing sets it: the option's default, else the
+    default preset's value, through the option's parser; a flag not given is its parser's
+    value of ``False``; None when the option has no default (see the module docstring)."""
+    opt = option(name)
+    raw = opt.default
+    if raw is None and name != "preset":
+        raw = PRESETS[DEFAULT_PRESET].get(name)
+    if raw is None and opt.flag:
+        raw = False
+    return None if raw is None else opt.parse(f"--ruler-{name}", raw)
+
+
+DEFAULT_PRESET: str = spec_default("preset")  # the preset option's default: its values are the defaults of tasks, lengths, samples
 
 
 def option_dest(name: str) -> str:
@@ -189,7 +221,7 @@ def add_options(parser: Any) -> None:
     parser.addini("ruler_task_thresholds", "per-task pass marks, one 'task = score' per line", type="linelist", default=[])
 
 
-def _lookup(config: Any, name: str) -> tuple[Any, str]:
+def lookup(config: Any, name: str) -> tuple[Any, str]:
     """An option's raw value and where it came from (``--ruler-<name>`` or the ini key), or (None, option)."""
     value = config.getoption(option_dest(name))
     if value is not None and value != []:
@@ -202,7 +234,7 @@ def _lookup(config: Any, name: str) -> tuple[Any, str]:
 
 def raw_value(config: Any, name: str) -> Any:
     """``--ruler-<name>`` as given (command line, else ini), before parsing; None when unset."""
-    return _lookup(config, name)[0]
+    return lookup(config, name)[0]
 
 
 def early_value(early_config: Any, name: str) -> Any:
@@ -223,130 +255,61 @@ def is_active(config: Any) -> bool:
     return bool(raw_value(config, "model"))
 
 
+def _default_tasks() -> tuple[str, ...]:
+    """RulerConfig's tasks when none are given: the default preset's, resolved (the registry's names)."""
+    from .tasks import resolve_tasks
+
+    return tuple(t.name for t in resolve_tasks(spec_default("tasks")))
+
+
 @dataclass(frozen=True)
 class RulerConfig:
+    """A run's configuration. A field that an option sets takes that option's default
+    (``spec_default``), so ``RulerConfig(model=m)`` is what ``--ruler-model=m`` alone gives."""
+
     model: str
-    backend: str = "auto"
-    base_url: str | None = None
-    tokenizer: str | None = None
-    tasks: tuple[str, ...] = ()
-    lengths: tuple[int, ...] = (4096,)
+    backend: str = spec_default("backend")
+    base_url: str | None = spec_default("base-url")
+    tokenizer: str | None = spec_default("tokenizer")
+    tasks: tuple[str, ...] = field(default_factory=_default_tasks)  # the names, resolved
+    lengths: tuple[int, ...] = spec_default("lengths")
     lengths_given: bool = True  # False: the lengths come from the preset, not --ruler-lengths / ini
-    samples: int = 10
-    seeds: tuple[int, ...] = (0,)
-    depths: tuple[float, ...] | None = None
-    threshold: float = 85.6
-    task_thresholds: Mapping[str, float] = field(default_factory=dict)
-    preset: str = "ci"
-    required_effective_length: int | None = None
-    baseline: Path | None = None
-    baseline_alpha: float = 0.05
-    baseline_test: str = "two-proportion-z"
-    show_ci: bool = False  # --ruler-ci: intervals in the terminal and Markdown tables
-    gate_confidence: float | None = None  # --ruler-gate-confidence: gate on the effective length's lower bound
-    sequential: bool = False  # --ruler-sequential: anytime-valid early stopping per item
-    report: Path | None = None
-    markdown: Path | None = None
-    plots: Path | None = None
-    chat_template: str = "auto"
-    cache_dir: Path | None = None
-    no_cache: bool = False
-    only: bool = False
-    no_suite: bool = False  # --ruler-no-suite: the plugin is configured, the standard suite is not collected
-    max_model_len: int | None = None
-    dtype: str = "auto"
-    device: str = "auto"
-    batch_size: int | None = None
-    batch_items: int = 1
-    trust_remote_code: bool = False
-    engine_options: Mapping[str, Any] = field(default_factory=dict)
-    essays: str | None = None
-    squad: str | None = None
-    hotpotqa: str | None = None
-    mapreduce: bool = False
-    mapreduce_config: Any = None  # a mapreduce.MapReduceConfig
-    required_mapreduce_effective_length: int | None = None
+    samples: int = spec_default("samples")
+    seeds: tuple[int, ...] = spec_default("seeds")
+    depths: tuple[float, ...] | None = spec_default("depths")
+    threshold: float = spec_default("threshold")
+    task_thresholds: Mapping[str, float] = field(default_factory=dict)  # the ini key ruler_task_thresholds
+    preset: str = spec_default("preset")
+    required_effective_length: int | None = spec_default("require-effective-length")
+    baseline: Path | None = spec_default("baseline")
+    baseline_alpha: float = spec_default("baseline-alpha")
+    baseline_test: str = spec_default("baseline-test")
+    show_ci: bool = spec_default("ci")  # --ruler-ci: intervals in the terminal and Markdown tables
+    gate_confidence: float | None = spec_default("gate-confidence")  # gate on the effective length's lower bound
+    sequential: bool = spec_default("sequential")  # anytime-valid early stopping per item
+    report: Path | None = spec_default("report")
+    markdown: Path | None = spec_default("markdown")
+    plots: Path | None = spec_default("plots")
+    chat_template: str = spec_default("chat-template")
+    cache_dir: Path | None = spec_default("cache-dir")
+    no_cache: bool = spec_default("no-cache")
+    only: bool = spec_default("only")
+    no_suite: bool = spec_default("no-suite")  # the plugin is configured, the standard suite is not collected
+    max_model_len: int | None = spec_default("max-model-len")
+    dtype: str = spec_default("dtype")
+    device: str = spec_default("device")
+    batch_size: int | None = spec_default("batch-size")
+    batch_items: int = spec_default("batch-items")
+    trust_remote_code: bool = spec_default("trust-remote-code")
+    engine_options: Mapping[str, Any] = field(default_factory=dict)  # --ruler-engine-option and the engines' own options, typed
+    essays: str | None = spec_default("essays")
+    squad: str | None = spec_default("squad")
+    hotpotqa: str | None = spec_default("hotpotqa")
+    mapreduce: bool = spec_default("mapreduce")
+    mapreduce_config: Any = None  # a mapreduce.MapReduceConfig (None: its defaults)
+    required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")
 
     def threshold_for(self, task: str) -> float:
         return self.task_thresholds.get(task, self.threshold)
 
 
-def _task_thresholds(config: Any) -> dict[str, float]:
-    """Per-task pass marks from the ini key ``ruler_task_thresholds`` (``task = score`` per line)."""
-    from .tasks import get_task
-
-    out: dict[str, float] = {}
-    for line in config.getini("ruler_task_thresholds") or []:
-        if not line.strip():
-            continue
-        sep = "=" if "=" in line else ":"
-        if sep not in line:
-            raise RulerUsageError("ruler_task_thresholds", line, "write one 'task = score' per line, e.g. cwe = 70")
-        task, raw = (p.strip() for p in line.split(sep, 1))
-        get_task(task)  # a misspelt task name is an error, not a silently unused threshold
-        out[task] = parse_score(f"ruler_task_thresholds[{task}]", raw)
-    return out
-
-
-def read_options(config: Any) -> dict[str, Any]:
-    """Every option's typed value (None when unset and without default): command line, ini, preset, default."""
-    preset_raw, where = _lookup(config, "preset")
-    preset = PRESETS[choice(*PRESETS)(where, preset_raw or "ci")]
-    values: dict[str, Any] = {}
-    for opt in OPTIONS:
-        raw, where = _lookup(config, opt.name)
-        if raw is None:
-            raw = preset.get(opt.name, opt.default)
-        values[opt.name] = None if raw is None else opt.parse(where, raw)
-    return values
-
-
-def build_config(config: Any) -> RulerConfig:
-    """Read options and ini keys into a validated RulerConfig (raises RulerUsageError)."""
-    from .engines import resolve_backend
-    from .engines.gpus import tensor_parallel_size
-    from .engines.options import coerce_engine_options, declared_options
-    from .mapreduce import MapReduceConfig
-    from .tasks import resolve_tasks
-
-    values = read_options(config)
-    run = {o.field_name: values[o.name] for o in OPTIONS if o.target == "run" and values[o.name] is not None}
-    # engine options: --ruler-engine-option and the engine-declared top-level options, typed by the
-    # resolved engine's declaration (with auto, keys another engine declares are dropped, not refused)
-    backend = resolve_backend(run["backend"])  # unknown names are refused here, before anything loads
-    engine = dict(values["engine-option"] or {})
-    engine.update({o.field_name: values[o.name] for o in OPTIONS if o.target == "engine" and values[o.name] is not None})
-    tp = tensor_parallel_size(lambda name: raw_value(config, name), strict=True)  # the one reader: also slot counting and worker pinning
-    if tp is not None:
-        engine["tensor_parallel_size"] = tp
-    # a top-level option another engine declares (vllm's TP with hf) is kept as given, typed by its own
-    # parser, and left unread by this engine (engines.options.engine_options drops it)
-    declared = declared_options(backend)
-    foreign = {o.field_name: engine.pop(o.field_name) for o in OPTIONS
-               if o.target == "engine" and declared is not None and o.field_name not in declared and values[o.name] is not None and o.field_name in engine}
-    engine = {**coerce_engine_options(backend, engine, drop_unknown=run["backend"] == "auto"), **foreign}
-    mapreduce = MapReduceConfig(**{o.field_name: values[o.name] for o in OPTIONS if o.target == "mapreduce" and values[o.name] is not None}).validate()
-    # checks that span options, or look at files and registries
-    if run["backend"] == "openai" and not run.get("base_url"):
-        raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
-    if run.get("sequential") and run.get("batch_items", 1) > 1:
-        raise RulerUsageError("--ruler-batch-items", run["batch_items"], "--ruler-sequential decides item by item from its "
-                              "own answers, so items cannot share engine calls: drop one of the two options")
-    if run.get("only") and run.get("no_suite"):
-        raise RulerUsageError("--ruler-no-suite", True, "--ruler-only runs just the standard suite and --ruler-no-suite "
-                              "leaves it out, so together nothing would run: drop one of the two options")
-    chat = run["chat_template"]
-    if chat not in ("auto", "none", "base") and not Path(chat).expanduser().is_file():
-        raise RulerUsageError("--ruler-chat-template", chat, "use auto (the model's own), none (base prompts) or a path to a Jinja file")
-    if run.get("baseline") is not None and not run["baseline"].is_file():
-        raise RulerUsageError("--ruler-baseline", raw_value(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
-    run.update(
-        model=str(run["model"]),
-        tasks=tuple(t.name for t in resolve_tasks(str(run.get("tasks", "all")))),
-        lengths_given=raw_value(config, "lengths") is not None,
-        task_thresholds=_task_thresholds(config),
-        engine_options=engine,
-        mapreduce=bool(run.get("mapreduce")) or run.get("required_mapreduce_effective_length") is not None,
-        mapreduce_config=mapreduce,
-    )
-    return RulerConfig(**run)

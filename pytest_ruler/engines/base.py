@@ -171,7 +171,7 @@ class EngineBase:
         fallbacks: list[tuple[str, Any]] = []
         if cls.context_option:
             key = cls.context_option
-            value = (config.options or {}).get(key)  # typed at start-up (options.build_config)
+            value = (config.options or {}).get(key)  # typed at start-up (plugin.config.build_config)
             label = f"--ruler-engine-option {key}"
             if value is None:  # the engine's declared default, if it declares one
                 value = next((o.default for o in (getattr(cls, "options", None) or ()) if getattr(o, "key", None) == key), None)

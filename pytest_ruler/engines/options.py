@@ -7,7 +7,7 @@ converted to the declared kinds and range-checked here, in one place.
 
 Data flow::
 
-    ini / argv ──► options.build_config ──► coerce_engine_options(backend, raw)
+    ini / argv ──► plugin.config.build_config ──► coerce_engine_options(backend, raw)
                                               (typed dict, or RulerUsageError)
                ──► EngineConfig.options ──► engine: engine_options(config, name)
                                               (coerces again: a no-op on typed

@@ -37,9 +37,9 @@ from .base import EngineConfig
 from .vllm_options import (
     ALLOW_LONG_ENV,
     BATCH_INVARIANT_ENV,
+    CONTEXT_KEYS,
     KNOWN_KWARGS,
-    _CONTEXT_KEYS,
-    _config_value,
+    config_value,
     llm_kwargs,
 )
 from .options import engine_options
@@ -243,8 +243,8 @@ def read_model_config(model: str, revision: str | None = None) -> dict[str, Any]
 def native_max_len(model_config: Mapping[str, Any] | None) -> int | None:
     """The model's own context limit from its config.json fields, or None if unknown."""
     found = []
-    for key in _CONTEXT_KEYS:
-        value = _config_value(model_config, key)
+    for key in CONTEXT_KEYS:
+        value = config_value(model_config, key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             found.append(value)
     return min(found) if found else None

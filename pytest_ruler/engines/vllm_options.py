@@ -24,12 +24,14 @@ from .options import PARAMETER, EngineOption, engine_options, unknown_keys
 __all__ = [
     "ALLOW_LONG_ENV",
     "BATCH_INVARIANT_ENV",
+    "CONTEXT_KEYS",
     "CPU_ENFORCE_EAGER",
     "CPU_KV_CACHE_GIB",
     "INSTALL_HINT",
     "KNOWN_KWARGS",
     "OPTIONS",
     "VLLM_OPTIONS",
+    "config_value",
     "llm_kwargs",
     "rope_key",
     "sampling_kwargs",
@@ -104,7 +106,7 @@ KNOWN_KWARGS = frozenset(
 
 _ROPE_KEYS = ("rope_parameters", "rope_scaling")
 # Hugging Face config fields that hold a model's native context (vLLM reads the same ones)
-_CONTEXT_KEYS = (
+CONTEXT_KEYS = (
     "max_position_embeddings",
     "n_positions",
     "max_seq_len",
@@ -155,7 +157,8 @@ def _model_path(model: str) -> str:
     return model
 
 
-def _config_value(model_config: Mapping[str, Any] | None, key: str) -> Any:
+def config_value(model_config: Mapping[str, Any] | None, key: str) -> Any:
+    """A Hugging Face config.json field, at the top or in ``text_config`` (multimodal models); None when absent."""
     if not model_config:
         return None
     if key in model_config:
@@ -269,9 +272,9 @@ def _hf_overrides(o: Mapping[str, Any], transformers_version: str | None, model_
         )
     key = rope_key(transformers_version)
     if key == "rope_parameters" and "rope_theta" not in rope:
-        theta = _config_value(model_config, "rope_theta")
+        theta = config_value(model_config, "rope_theta")
         if theta is None:
-            params = _config_value(model_config, "rope_parameters")
+            params = config_value(model_config, "rope_parameters")
             theta = params.get("rope_theta") if isinstance(params, Mapping) else None
         if theta is not None:
             rope["rope_theta"] = theta

@@ -42,6 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..engines.base import Completion, GenerationRequest
 from ..errors import RulerUsageError
+from ..options import spec_default
 from .chunking import Chunk, chunk_text
 from .prompts import CALIBRATION, COLLAPSE_PROMPT, FORMAT, MAP_LAYOUTS, MAP_PROMPT, RECORD_PREFIX, REDUCE_PROMPT
 from .protocol import NO_INFORMATION, Record, format_record, parse_record
@@ -62,17 +63,19 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MapReduceConfig:
-    """Options of chunked inference (``--ruler-mapreduce-*`` and the fixture's keywords)."""
+    """Options of chunked inference (``--ruler-mapreduce-*`` and the fixture's keywords). A field
+    that an option sets takes that option's default (``options.spec_default``): written once, in
+    the option spec."""
 
-    chunk_tokens: int = 2048  # document tokens per chunk
-    overlap: int = 0  # tokens repeated from the end of one chunk at the start of the next
-    window: int | None = None  # tokens one call may use (prompt + output); None = the engine's context
-    max_rounds: int = 3  # collapse rounds before the lowest-confidence records are dropped
-    parallel: int | None = None  # requests per engine call; None = a whole stage at once
-    record_tokens: int = 128  # max tokens of a map or collapse record
-    verify: bool = True  # grounding "literal": drop claimed values not in their chunk's text (hallucination filter); False: "none"
-    calibration: bool = True  # state the confidence principles with an example per level in map prompts
-    layout: str = "question-last"  # map prompt layout, one of MAP_LAYOUTS
+    chunk_tokens: int = spec_default("mapreduce-chunk")  # document tokens per chunk
+    overlap: int = spec_default("mapreduce-overlap")  # tokens repeated from the end of one chunk at the start of the next
+    window: int | None = spec_default("mapreduce-window")  # tokens one call may use (prompt + output); None = the engine's context
+    max_rounds: int = spec_default("mapreduce-rounds")  # collapse rounds before the lowest-confidence records are dropped
+    parallel: int | None = spec_default("mapreduce-parallel")  # requests per engine call; None = a whole stage at once
+    record_tokens: int = 128  # max tokens of a map or collapse record (no option)
+    verify: bool = spec_default("mapreduce-no-verify")  # grounding "literal": drop claimed values not in their chunk's text (hallucination filter); False: "none"
+    calibration: bool = True  # state the confidence principles with an example per level in map prompts (no option)
+    layout: str = spec_default("mapreduce-layout")  # map prompt layout, one of MAP_LAYOUTS
 
     def validate(self) -> "MapReduceConfig":
         for name, value, low in (

@@ -14,7 +14,7 @@ Hooks, each a hand-off:
 - ``pytest_addoption``: ``options.add_options`` (the spec's data);
 - ``pytest_load_initial_conftests``: an xdist worker pins its GPU slot (``engines.gpus``);
 - ``pytest_configure``: active only: ``pytest_ruler_register`` (historic, so conftests
-  of subfolders register too), ``options.build_config``, a ``run.session.RulerSession``,
+  of subfolders register too), ``config.build_config``, a ``run.session.RulerSession``,
   ``run.preflight.check_start`` and the run's plugin object
   (:class:`~pytest_ruler.plugin.terminal.RulerPlugin`, which builds the items and
   reports) and, on the controller, the two that keep the run's end (:mod:`.run_end`:
@@ -74,7 +74,7 @@ def pytest_configure(config: Any) -> None:
     from pathlib import Path
 
     from ..errors import RulerUsageError
-    from ..options import build_config
+    from .config import build_config
     from ..run.session import RulerSession
     from .registry import Registry
     from .terminal import RulerPlugin

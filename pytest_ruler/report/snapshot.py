@@ -3,14 +3,20 @@ new baseline the way syrupy users already know.
 
 Usage in a user's test::
 
-    import json
-    from pathlib import Path
-
     from pytest_ruler.report.snapshot import RulerSummaryExtension
+    from pytest_ruler.results.saved import read_report
 
     def test_ruler_scores(snapshot):   # a report saved by --ruler-report=ruler.json
-        report = json.loads(Path("ruler.json").read_text())
+        report = read_report("ruler.json")
         assert report == snapshot(extension_class=RulerSummaryExtension)
+
+Data flow::
+
+    Report (results.saved.read_report's, or a run's) ──ruler_snapshot_data──► the subset:
+        model, haystack, threshold; per mode Report.mode(m).scores / .errored (Table 3's
+        cells, computed once) and .summary (computed from the items, never read)
+    report dict (json.loads of ruler.json) ──results.saved.check_report──► Report ──► the same
+    a report's "summary", one mode's summary, or a snapshot subset ──► the subset, as given
 
 The snapshot is one JSON file per assertion (``__snapshots__/<test file>/<test>.json``)
 holding a stable subset of the report, every float rounded to 1 decimal (as the
@@ -38,7 +44,8 @@ from typing import Any
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from ..errors import RulerUsageError
-from ..results.cells import report_cells
+from ..results.report import ModeResults, Report
+from ..results.saved import check_report
 
 __all__ = ["RulerSummaryExtension", "ruler_snapshot_data"]
 
@@ -87,15 +94,34 @@ def _summary_subset(summary: Mapping[str, Any]) -> OrderedDict:
     return out
 
 
-def _task_scores(report: Mapping[str, Any], mode: str) -> OrderedDict:
-    """``{task: {length: score}}`` for one mode: Table 3's cells (results.cells.report_cells),
+def _task_scores(m: ModeResults) -> OrderedDict:
+    """``{task: {length: score}}`` for one mode: Table 3's cells (``ModeResults.scores``),
     ``"ERR"`` where an item errored."""
-    means, errored = report_cells(report, mode)
     return OrderedDict(
-        (task, OrderedDict((str(length), "ERR" if length in errored.get(task, ()) else _r1(means[task][length]))
-                           for length in sorted(set(means.get(task, {})) | errored.get(task, set()))))
-        for task in sorted(set(means) | set(errored))
+        (task, OrderedDict((str(length), "ERR" if length in m.errored.get(task, ()) else _r1(m.scores[task][length]))
+                           for length in sorted(set(m.scores.get(task, {})) | m.errored.get(task, set()))))
+        for task in sorted(set(m.scores) | set(m.errored))
     )
+
+
+def _report_subset(report: Report) -> OrderedDict:
+    """The subset of a typed report: its cells and summaries as computed once from its items."""
+    out: OrderedDict = OrderedDict()
+    out["schema"] = SNAPSHOT_SCHEMA
+    out["model"] = report.model
+    out["haystack_corpus"] = report.haystack_corpus
+    if report.threshold is not None:
+        out["threshold"] = _r1(report.threshold)
+    for mode in _MODES:
+        m = report.mode(mode)
+        if not m.items:
+            continue
+        sub: OrderedDict = OrderedDict()
+        sub["tasks"] = _task_scores(m)
+        if m.summary is not None:
+            sub.update(_summary_subset(m.summary))
+        out[mode] = sub
+    return out
 
 
 def _is_summary_shape(data: Mapping[str, Any]) -> bool:
@@ -105,12 +131,16 @@ def _is_summary_shape(data: Mapping[str, Any]) -> bool:
 def ruler_snapshot_data(report: Any) -> OrderedDict:
     """The stable, rounded subset of a report that a snapshot stores.
 
-    Accepts a report dict (``build_report`` / ``--ruler-report``), a report's
-    ``summary`` (``{"native": ..., "mapreduce": ...}``), one mode's summary (a
-    ``LengthSummary.to_dict()`` shape) or a ``LengthSummary``, and the output of this
-    function itself (idempotent). Modes without results are left out. The result is a
-    JSON-ready ordered dict: lengths in numeric order, tasks by name.
+    Accepts a ``Report`` (``results.saved.read_report``, a run's), a report dict
+    (``--ruler-report``'s JSON, checked and typed by ``results.saved.check_report``: a
+    damaged one is a ``RulerUsageError``), a report's ``summary`` (``{"native": ...,
+    "mapreduce": ...}``), one mode's summary (a ``LengthSummary.to_dict()`` shape) or a
+    ``LengthSummary``, and the output of this function itself (idempotent). Modes without
+    results are left out. The result is a JSON-ready ordered dict: lengths in numeric
+    order, tasks by name.
     """
+    if isinstance(report, Report):
+        return _report_subset(report)
     to_dict = getattr(report, "to_dict", None)
     if callable(to_dict) and not isinstance(report, Mapping):
         report = to_dict()
@@ -154,24 +184,7 @@ def ruler_snapshot_data(report: Any) -> OrderedDict:
             "report", sorted(report)[:8],
             "pass a pytest-ruler report dict (with 'items' and 'summary') or its 'summary'.",
         )
-    for key in ("model", "haystack_corpus"):
-        if key in report:
-            out[key] = report[key]
-    if "threshold" in report:
-        out["threshold"] = _r1(report["threshold"])
-    summary = report.get("summary") or {}
-    for mode in _MODES:
-        tasks = _task_scores(report, mode)
-        mode_summary = summary.get(mode)
-        if not tasks and not isinstance(mode_summary, Mapping):
-            continue
-        sub = OrderedDict()
-        if tasks:
-            sub["tasks"] = tasks
-        if isinstance(mode_summary, Mapping):
-            sub.update(_summary_subset(mode_summary))
-        out[mode] = sub
-    return out
+    return _report_subset(check_report(dict(report), "report"))
 
 
 class RulerSummaryExtension(JSONSnapshotExtension):

@@ -1,4 +1,4 @@
-"""Table 3's cells of a report, for Markdown, plots and snapshots.
+"""Table 3's cells of a report (a Report or its dict), and its depth sweeps for Markdown and plots.
 
     report (a Report or its dict) ──report_cells(report, mode)──► {task: {length: mean over seeds}}, errored cells
                                   ──depth_cells(report, mode)──► {task: (depths, lengths, {(depth, length): mean over seeds})}

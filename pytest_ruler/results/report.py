@@ -5,7 +5,7 @@
                                                                                 report that results.saved checked)
     Report ──.mode("native" | "mapreduce")──► ModeResults
         .items, .scores / .errored (Table 3's cells: results.summary.cell_scores), .lengths,
-        .summary (results.summary.summarize_results, as stored: floats rounded to SUMMARY_DIGITS),
+        .summary (results.summary.summarize_results over those cells, as stored: floats rounded to SUMMARY_DIGITS),
         .effective_length, .effective (as Table 3 prints it), .table(ci) (results.table.build_table)
     Report ──.to_dict()──► the JSON report (schema pytest-ruler/1), what --ruler-report writes
     Report ──.with_fields(gate=..., ...)──► the same report with other top-level entries (the verdict's)
@@ -96,7 +96,8 @@ class ModeResults:
             elif self.threshold is None:
                 raise RulerUsageError("report", "no threshold", "a report needs its 'threshold' to compute its summary")
             else:
-                self._cache["summary"] = _stored(summarize_results(self.items, self.threshold, self.mode, self.task_thresholds))
+                self._cache["summary"] = _stored(summarize_results(self.items, self.threshold, self.mode, self.task_thresholds,
+                                                                   cells=(self.scores, self.errored)))
         return self._cache["summary"]
 
     @property

@@ -2,6 +2,8 @@
 
     REPORT.json ──read_report(path, parameter)──► Report (results.report)
         1. the file: exists, is a file, UTF-8, JSON (nested too deeply is refused, not a RecursionError)
+        then check_report(data, parameter), also for a report dict already in memory (the
+        syrupy extension's input, report.snapshot):
         2. report_problem(data): the schema and every field's type (report_problem, item_problem)
         3. Report.from_dict(data): the items typed; each mode's summary computed from them
         4. summary_disagreement(data, report): a stored summary that the items do not give is refused
@@ -22,7 +24,7 @@ that field existed the Total averaged every task at each length, so an older rep
 averages are not comparable and only its effective lengths are checked. Error bars and
 confidence bounds are not compared (the gate recomputes a bound it gates on).
 
-Public names: ``TOLERANCE``, ``item_problem``, ``read_report``, ``report_problem``,
+Public names: ``TOLERANCE``, ``check_report``, ``item_problem``, ``read_report``, ``report_problem``,
 ``summary_disagreement``.
 """
 
@@ -39,7 +41,7 @@ from ..errors import RulerUsageError
 from .item import SCHEMA
 from .report import MODES, Report
 
-__all__ = ["TOLERANCE", "item_problem", "read_report", "report_problem", "summary_disagreement"]
+__all__ = ["TOLERANCE", "check_report", "item_problem", "read_report", "report_problem", "summary_disagreement"]
 
 TOLERANCE = 1e-3  # points: the stored means are rounded to 4 decimals
 _FIX = "pass a report written by pytest --ruler-report, unedited"
@@ -67,6 +69,17 @@ def read_report(path: str | Path, parameter: str = "REPORT.json") -> Report:
         raise refuse(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); pass the file written by --ruler-report") from None
     except RecursionError:
         raise refuse("its JSON is nested too deeply to be a report; pass the file written by --ruler-report") from None
+    return check_report(data, parameter, shown)
+
+
+def check_report(data: Any, parameter: str = "report", shown: str | None = None) -> Report:
+    """Check and type a report dict (parsed JSON, or one in memory): steps 2-4 of the module
+    docstring; a problem is one ``RulerUsageError`` naming ``parameter`` and ``shown`` (the path;
+    by default the kind of value)."""
+
+    def refuse(fix: str) -> RulerUsageError:
+        return RulerUsageError(parameter, type(data).__name__ if shown is None else shown, fix)
+
     problem = report_problem(data)
     if problem:
         raise refuse(problem)

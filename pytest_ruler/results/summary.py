@@ -60,7 +60,8 @@ def total_task_set(task_scores: Mapping[str, Mapping[int, float]],
 
 
 def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str = "native",
-                      task_thresholds: Mapping[str, float] | None = None) -> dict[str, Any] | None:
+                      task_thresholds: Mapping[str, float] | None = None, *,
+                      cells: tuple[Mapping[str, Mapping[int, float]], Mapping[str, set[int]]] | None = None) -> dict[str, Any] | None:
     """Table 3 for one mode: item scores averaged over seeds, then the paper's formulas.
 
     One pass rule (``aggregate.passes``: above the mark). The overall effective length and
@@ -82,11 +83,14 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
     ``partial_tasks`` names the others with their lengths. They keep their own cells
     and per-task effective lengths. When no task was tested at every length the Total
     is empty and the effective length is not established.
+
+    ``cells``: the mode's ``cell_scores`` when the caller has them (``results.report`` computes
+    them once per mode and passes them here, so they are not derived a second time).
     """
     results = [r for r in results if r.mode == mode]
     if not results:
         return None
-    task_scores, errored_cells = cell_scores(results, mode)
+    task_scores, errored_cells = cell_scores(results, mode) if cells is None else cells
     bad_lengths = sorted({L for ls in errored_cells.values() for L in ls})
     total_tasks, partial = total_task_set(task_scores, errored_cells)
     total_scores = {t: task_scores[t] for t in total_tasks if t in task_scores}

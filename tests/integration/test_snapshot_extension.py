@@ -80,6 +80,29 @@ def test_snapshot_data_shapes():
         ruler_snapshot_data([1, 2])
 
 
+def test_a_saved_report_snapshots_as_its_dict(tmp_path):
+    """The typed report of the one reader (results.saved.read_report) and the JSON dict give one subset."""
+    from pytest_ruler.results.saved import read_report
+
+    path = tmp_path / "ruler.json"
+    path.write_text(json.dumps(fake_report(mapreduce=True)))
+    report = read_report(path)
+    assert ruler_snapshot_data(report) == ruler_snapshot_data(json.loads(path.read_text()))
+    assert ruler_snapshot_data(report)["mapreduce"]["tasks"]["qa_1"]["4096"] == 79.5
+
+
+def test_a_report_whose_summary_disagrees_with_its_items_is_refused():
+    """A dict goes through the one check (results.saved.check_report): an edited summary is not snapshotted."""
+    from pytest_ruler.errors import RulerUsageError
+
+    edited = fake_report()
+    edited["summary"]["native"]["effective_length"] = 8192  # its items give 4096
+    with pytest.raises(RulerUsageError, match="summary disagrees with its items"):
+        ruler_snapshot_data(edited)
+    with pytest.raises(RulerUsageError, match="schema"):
+        ruler_snapshot_data({k: v for k, v in fake_report().items() if k != "schema"})
+
+
 def test_extension_serializes_sorted_json():
     text = RulerSummaryExtension().serialize(fake_report())
     assert text.endswith("\n")
@@ -107,6 +130,18 @@ from pytest_ruler.report.snapshot import RulerSummaryExtension
 def test_ruler_summary(snapshot):
     report = json.loads((Path(__file__).parent / "report.json").read_text())
     assert report == snapshot(extension_class=RulerSummaryExtension)
+"""
+
+
+TYPED_TEST_FILE = """
+from pathlib import Path
+
+from pytest_ruler.report.snapshot import RulerSummaryExtension
+from pytest_ruler.results.saved import read_report
+
+
+def test_ruler_summary(snapshot):
+    assert read_report(Path(__file__).parent / "report.json") == snapshot(extension_class=RulerSummaryExtension)
 """
 
 
@@ -169,3 +204,17 @@ def test_snapshot_update_round_trip(pytester, monkeypatch):
     result.stdout.fnmatch_lines(["*1 snapshot updated*"])
     assert json.loads(path.read_text())["native"]["tasks"]["niah_single_1"]["8192"] == 62.0
     run(pytester).assert_outcomes(passed=1)
+
+
+def test_the_docstrings_usage_snapshots_the_typed_report(pytester, monkeypatch):
+    """``read_report(path) == snapshot(...)`` (the module docstring's usage): stored, then matched, then a change fails."""
+    for var in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(var, raising=False)
+    pytester.makepyfile(test_ruler=TYPED_TEST_FILE)
+    report_json = pytester.path / "report.json"
+    report_json.write_text(json.dumps(fake_report()))
+    run(pytester, "--snapshot-update").assert_outcomes(passed=1)
+    assert json.loads(snapshot_file(pytester).read_text()) == json.loads(json.dumps(ruler_snapshot_data(fake_report())))
+    run(pytester).assert_outcomes(passed=1)
+    report_json.write_text(json.dumps(fake_report({**SCORES, ("niah_single_1", 8192): 62.0})))
+    run(pytester).assert_outcomes(failed=1)

@@ -1,4 +1,5 @@
-"""The option spec (pytest_ruler.options): one typed declaration per option, validated once.
+"""The option spec (pytest_ruler.options): one typed declaration per option, validated once
+(plugin.config.build_config).
 
 A stand-in for pytest's config object (``getoption``/``getini`` over dicts) drives
 ``build_config`` directly; the pytester runs of the plugin cover the real parser.
@@ -12,7 +13,8 @@ import pytest
 
 from pytest_ruler.errors import RulerUsageError
 from pytest_ruler.mapreduce import MapReduceConfig
-from pytest_ruler.options import OPTIONS, RulerConfig, build_config, option_dest
+from pytest_ruler.options import OPTIONS, RulerConfig, option_dest
+from pytest_ruler.plugin.config import build_config
 
 
 class FakeConfig:

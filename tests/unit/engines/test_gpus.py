@@ -121,7 +121,7 @@ def test_every_tp_source_reaches_slots_pinning_and_the_engine(source, pytester, 
 import os, json
 import pytest
 from pytest_ruler import plugin
-from pytest_ruler.options import build_config
+from pytest_ruler.plugin.config import build_config
 
 def pytest_configure(config):
     found = {

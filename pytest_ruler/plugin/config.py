@@ -1,0 +1,112 @@
+"""The pytest options and ini keys read into a validated RulerConfig, once, at start-up.
+
+    pytest config ──build_config(config)──► RulerConfig (options.RulerConfig; its
+        mapreduce_config a mapreduce.MapReduceConfig, its engine_options typed by the
+        resolved engine's declarations)
+        1. read_options: per option of the spec (options.OPTIONS) the command line, else the
+           ini key (options.lookup), else the preset, else the option's default, through the
+           option's parser, which names the parameter as the user wrote it
+        2. each value into its target: a RulerConfig field, a MapReduceConfig field or an
+           engine option; the per-task marks from the ini key ruler_task_thresholds
+        3. the checks that span options, or look at files and registries
+
+The defaults are the spec's (``options.spec_default``); nothing here declares one. This
+module lives beside the hooks, not in ``options``, because it imports the engines' registry,
+the tasks and map-reduce, which the option spec must not (``mapreduce.MapReduceConfig``
+reads its defaults from the spec). A bad value raises one
+:class:`~pytest_ruler.errors.RulerUsageError`.
+
+Public names: ``build_config``, ``read_options``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..engines import resolve_backend
+from ..engines.gpus import tensor_parallel_size
+from ..engines.options import coerce_engine_options, declared_options
+from ..errors import RulerUsageError
+from ..mapreduce import MapReduceConfig
+from ..options import DEFAULT_PRESET, OPTIONS, PRESETS, RulerConfig, lookup, option, raw_value
+from ..parsers import parse_score
+from ..tasks import get_task, resolve_tasks
+
+__all__ = ["build_config", "read_options"]
+
+
+def _task_thresholds(config: Any) -> dict[str, float]:
+    """Per-task pass marks from the ini key ``ruler_task_thresholds`` (``task = score`` per line)."""
+    out: dict[str, float] = {}
+    for line in config.getini("ruler_task_thresholds") or []:
+        if not line.strip():
+            continue
+        sep = "=" if "=" in line else ":"
+        if sep not in line:
+            raise RulerUsageError("ruler_task_thresholds", line, "write one 'task = score' per line, e.g. cwe = 70")
+        task, raw = (p.strip() for p in line.split(sep, 1))
+        get_task(task)  # a misspelt task name is an error, not a silently unused threshold
+        out[task] = parse_score(f"ruler_task_thresholds[{task}]", raw)
+    return out
+
+
+def read_options(config: Any) -> dict[str, Any]:
+    """Every option's typed value: command line, ini, preset, default (a flag not given: its parser's
+    value of False; None when unset and without a default)."""
+    preset_raw, where = lookup(config, "preset")
+    preset = PRESETS[option("preset").parse(where, preset_raw or DEFAULT_PRESET)]
+    values: dict[str, Any] = {}
+    for opt in OPTIONS:
+        raw, where = lookup(config, opt.name)
+        if raw is None:
+            raw = preset.get(opt.name, opt.default)
+        if raw is None and opt.flag:
+            raw = False
+        values[opt.name] = None if raw is None else opt.parse(where, raw)
+    return values
+
+
+def build_config(config: Any) -> RulerConfig:
+    """Read options and ini keys into a validated RulerConfig (raises RulerUsageError)."""
+    values = read_options(config)
+    run = {o.field_name: values[o.name] for o in OPTIONS if o.target == "run" and values[o.name] is not None}
+    # engine options: --ruler-engine-option and the engine-declared top-level options, typed by the
+    # resolved engine's declaration (with auto, keys another engine declares are dropped, not refused)
+    backend = resolve_backend(run["backend"])  # unknown names are refused here, before anything loads
+    engine = dict(values["engine-option"] or {})
+    engine.update({o.field_name: values[o.name] for o in OPTIONS if o.target == "engine" and values[o.name] is not None})
+    tp = tensor_parallel_size(lambda name: raw_value(config, name), strict=True)  # the one reader: also slot counting and worker pinning
+    if tp is not None:
+        engine["tensor_parallel_size"] = tp
+    # a top-level option another engine declares (vllm's TP with hf) is kept as given, typed by its own
+    # parser, and left unread by this engine (engines.options.engine_options drops it)
+    declared = declared_options(backend)
+    foreign = {o.field_name: engine.pop(o.field_name) for o in OPTIONS
+               if o.target == "engine" and declared is not None and o.field_name not in declared and values[o.name] is not None and o.field_name in engine}
+    engine = {**coerce_engine_options(backend, engine, drop_unknown=run["backend"] == "auto"), **foreign}
+    mapreduce = MapReduceConfig(**{o.field_name: values[o.name] for o in OPTIONS if o.target == "mapreduce" and values[o.name] is not None}).validate()
+    # checks that span options, or look at files and registries
+    if run["backend"] == "openai" and not run.get("base_url"):
+        raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
+    if run["sequential"] and run["batch_items"] > 1:
+        raise RulerUsageError("--ruler-batch-items", run["batch_items"], "--ruler-sequential decides item by item from its "
+                              "own answers, so items cannot share engine calls: drop one of the two options")
+    if run["only"] and run["no_suite"]:
+        raise RulerUsageError("--ruler-no-suite", True, "--ruler-only runs just the standard suite and --ruler-no-suite "
+                              "leaves it out, so together nothing would run: drop one of the two options")
+    chat = run["chat_template"]
+    if chat not in ("auto", "none", "base") and not Path(chat).expanduser().is_file():
+        raise RulerUsageError("--ruler-chat-template", chat, "use auto (the model's own), none (base prompts) or a path to a Jinja file")
+    if run.get("baseline") is not None and not run["baseline"].is_file():
+        raise RulerUsageError("--ruler-baseline", raw_value(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
+    run.update(
+        model=str(run["model"]),
+        tasks=tuple(t.name for t in resolve_tasks(str(run["tasks"]))),
+        lengths_given=raw_value(config, "lengths") is not None,
+        task_thresholds=_task_thresholds(config),
+        engine_options=engine,
+        mapreduce=bool(run.get("mapreduce")) or run.get("required_mapreduce_effective_length") is not None,
+        mapreduce_config=mapreduce,
+    )
+    return RulerConfig(**run)
