@@ -29,6 +29,7 @@ import pytest
 from ..errors import RulerUsageError
 from .items import SESSION_KEY, make_items, parse_item_name
 from ..lengths import format_length
+from ..outside_text import escaped, shown
 from ..secrets import scrub
 from ..results import ItemResult
 from ..run.batching import CrossItemBatches
@@ -103,8 +104,10 @@ class RulerPlugin:
         try:
             lines = header_lines(self.rs)
         except RulerUsageError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        return lines + [f"ruler: warning: {w}" for w in self.rs.warnings]
+            # the message may quote outside text (a model name, a server's answer): escaped line by line
+            raise pytest.UsageError("\n".join(escaped(scrub(line)) for line in str(exc).splitlines())) from None
+        # the model's name, paths and template text come from outside: shown escaped
+        return [escaped(scrub(line)) for line in lines + [f"ruler: warning: {w}" for w in self.rs.warnings]]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
@@ -144,7 +147,7 @@ class RulerPlugin:
         capman = self.config.pluginmanager.get_plugin("capturemanager")
         with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
             tr.ensure_newline()
-            tr.write_line(scrub(line))
+            tr.write_line(escaped(scrub(line)))
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         data = getattr(report, "ruler", None)
@@ -153,7 +156,7 @@ class RulerPlugin:
         elif report.skipped:
             self.run.skipped_item(report.nodeid, _skip_reason(report.longrepr))
         elif report.failed:  # failed without a result: a setup error, or the worker running it crashed
-            self.run.failed_item(report.nodeid, " ".join(str(report.longrepr).strip().splitlines()[-1:]))
+            self.run.failed_item(report.nodeid, shown(" ".join(str(report.longrepr).strip().splitlines()[-1:]), limit=None))
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self.run.starting(nodeid)
@@ -199,7 +202,7 @@ class RulerPlugin:
             if line.section:
                 terminalreporter.section(line.text)
             else:
-                terminalreporter.write_line(line.text, **line.markup)
+                terminalreporter.write_line(escaped(line.text), **line.markup)  # names and paths from outside
 
 
 def _skip_reason(longrepr: Any) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..lengths import format_length
+from ..outside_text import escaped
 from ..results.cells import depth_cells
 from ..results.item import ItemResult
 from ..results.report import Report, as_report
@@ -252,9 +253,10 @@ def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path]
     """
     report = as_report(report)
     threshold = report.threshold
-    lines = [f"# RULER report: {report.model}", ""]
+    model = escaped(report.model)  # a name from outside: no terminal controls in a file that gets cat'ed
+    lines = [f"# RULER report: {model}", ""]
     lines += [_partial_line(report), ""] if not report.complete else []
-    lines.append(f"- **Model:** `{report.model}`")
+    lines.append(f"- **Model:** `{model}`")
     lines.append(f"- **Backend:** {report.backend}")
     lines.append(f"- **Tokenizer:** `{report.tokenizer}`")
     if report.field("chat_template"):

@@ -98,3 +98,16 @@ def test_a_start_up_refusal_quoting_an_engine_message_is_escaped(pytester, monke
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     shown = _no_raw_controls(pytester, result)
     assert "--ruler-model='smollm2-135m' is invalid: it does not load (model /srv/m\\x1b[2J" in shown
+
+
+def test_a_model_name_with_controls_is_shown_escaped_in_the_header_summary_and_markdown(pytester):
+    """The model's name is outside text too: the header, the summary lines and the Markdown escape it."""
+    name = "m\x1b[2J\x1b[1;32mgate PASSED\x1b[0m"
+    result = run(pytester, f"--ruler-model={name}", "--ruler-backend=scripted", "--ruler-tokenizer=smollm2-135m", "--ruler-tasks=vt",
+                 "--ruler-lengths=1k", "--ruler-samples=1", "--ruler-no-cache", "--ruler-report=r.json", "--ruler-markdown=r.md")
+    shown = result.stdout.str() + result.stderr.str()
+    assert "\x1b" not in shown, repr(shown[-2000:])
+    assert "ruler: model=m\\x1b[2J\\x1b[1;32mgate PASSED\\x1b[0m backend=scripted" in shown
+    markdown = (pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "\x1b" not in markdown and "# RULER report: m\\x1b[2J" in markdown
+    assert report(pytester)["model"] == name  # the report keeps the name as given (JSON escapes it)
