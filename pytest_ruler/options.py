@@ -126,7 +126,8 @@ _OPTIONS: tuple[Option, ...] = (
     Option("dtype", "model dtype: auto, float32, bfloat16, float16", default="auto"),
     Option("device", "hf engine device: auto, cpu, cuda, cuda:N", default="auto"),
     Option("batch-size", "requests per engine batch (hf: default 4 on CPU, 8 on CUDA)", integer(1), metavar="N"),
-    Option("batch-items", "send the prompts of up to N upcoming items of the same length to the engine in one call (without xdist)", integer(1), "1", metavar="N"),
+    Option("batch-items", "the most items whose prompts share one engine call: the running item's next batch and those of the "
+           "items this process runs after it (with or without xdist); 1: one item at a time", integer(1), "16", metavar="N"),
     Option("trust-remote-code", "allow the model's own code from the Hub to run (off by default)", parse_flag, flag=True),
     Option("engine-option", "back-end option KEY=VALUE, repeatable or comma-separated (e.g. tensor_parallel_size=2)", lambda where, raw: parse_key_values(raw, where), metavar="KEY=VALUE", key="engine_options"),
     Option("mapreduce", "also run each item through LLM x MapReduce chunked inference (a twin item, mode mapreduce)", parse_flag, flag=True),
@@ -255,7 +256,7 @@ class RulerConfig:
     dtype: str = "auto"
     device: str = "auto"
     batch_size: int | None = None
-    batch_items: int = 1
+    batch_items: int = 16  # --ruler-batch-items
     trust_remote_code: bool = False
     engine_options: Mapping[str, Any] = field(default_factory=dict)
     essays: str | None = None
@@ -327,9 +328,6 @@ def build_config(config: Any) -> RulerConfig:
     # checks that span options, or look at files and registries
     if run["backend"] == "openai" and not run.get("base_url"):
         raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
-    if run.get("sequential") and run.get("batch_items", 1) > 1:
-        raise RulerUsageError("--ruler-batch-items", run["batch_items"], "--ruler-sequential decides item by item from its "
-                              "own answers, so items cannot share engine calls: drop one of the two options")
     if run.get("only") and run.get("no_suite"):
         raise RulerUsageError("--ruler-no-suite", True, "--ruler-only runs just the standard suite and --ruler-no-suite "
                               "leaves it out, so together nothing would run: drop one of the two options")

@@ -21,6 +21,11 @@ Prompts go in as token ids (``GenerationRequest.prompt_ids``), so what the
 length budget counted is exactly what runs: vLLM does not re-tokenize, adds
 no BOS and applies no template (the prompt is already chat-framed).
 
+Prefix caching is vLLM's default (on where the model supports it;
+``enable_prefix_caching=false`` turns it off): the run's queue sends a call's
+prompts sorted by token ids, so samples whose haystacks open alike follow one
+another, and each completion records ``num_cached_tokens`` as ``cached_tokens``.
+
 The options and their mapping to ``vllm.LLM`` live in :mod:`.vllm_options`
 (the table is there); what is loaded, the CPU/GPU choice and the cache
 identity in :mod:`.vllm_model`. On CPU the engine runs without a GPU check,
@@ -338,8 +343,10 @@ class VLLMEngine(EngineBase):
         if text is None:  # detokenize switched off somewhere: decode ourselves
             text = self.tokenizer.decode(token_ids)
         reason = getattr(out, "finish_reason", None)
+        cached = getattr(output, "num_cached_tokens", None)  # the prefix cache's share (vLLM V1)
+        cached = cached if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0 else None
         if reason in ("stop", "length"):
-            return Completion(text, prompt_tokens, len(token_ids), reason, seconds)
+            return Completion(text, prompt_tokens, len(token_ids), reason, seconds, cached_tokens=cached)
         return Completion(text, prompt_tokens, len(token_ids), "error", seconds, error=f"vllm finished with reason {reason!r}")
 
     # ------------------------------------------------------------------ identity, life cycle

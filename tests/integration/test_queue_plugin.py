@@ -1,0 +1,120 @@
+"""The engine's queue across items (issue 22), through the plugin, on a fake engine.
+
+``fake_counting`` is the scripted test engine (answers by rule, not a model) that also
+writes the size of every engine call it gets to ``calls-<pid>.txt``, one line per call, so
+a test sees how items shared calls, in xdist workers too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .helpers import XDIST, report, run
+
+FAKE_CONFTEST = """
+import os
+from pytest_ruler.engines.scripted import ScriptedEngine
+
+class FakeCountingEngine(ScriptedEngine):
+    name = "fake_counting"
+    def generate(self, requests, on_result=None):
+        with open(f"calls-{os.getpid()}.txt", "a") as f:
+            f.write(f"{len(requests)}\\n")
+        return super().generate(requests, on_result)
+
+def pytest_ruler_register(registry):
+    registry.engine("fake_counting", FakeCountingEngine)
+"""
+
+FAKE = ["--ruler-model=smollm2-135m", "--ruler-backend=fake_counting"]
+
+
+def calls(pytester) -> list[int]:
+    sizes = []
+    for path in sorted(pytester.path.glob("calls-*.txt")):
+        sizes += [int(n) for n in path.read_text().split()]
+        path.unlink()
+    return sizes
+
+
+def verdicts(data: dict) -> list[tuple]:
+    return sorted((i["task"], i["length"], i["seed"], i["passed"], i["samples"], i["score"], i["stopped"], tuple(i["sample_hashes"]))
+                  for i in data["items"])
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_sequential_verdicts_are_the_same_with_and_without_items_sharing_calls(pytester, xdist):
+    """cwe fails under the fake oracle (it answers nothing) and stops early; niah and vt pass.
+    The same items stop at the same sample with or without cross-item calls."""
+    pytester.makeconftest(FAKE_CONFTEST)
+    args = [*FAKE, "--ruler-tasks=niah_single_1,cwe,vt,fwe", "--ruler-lengths=1k", "--ruler-samples=40", "--ruler-seeds=0,1",
+            "--ruler-sequential", "--ruler-no-cache", *xdist]
+    run(pytester, *args, "--ruler-batch-items=1", "--ruler-report=one.json")
+    alone = calls(pytester)
+    run(pytester, *args, "--ruler-report=queue.json")
+    shared = calls(pytester)
+    one, queue = report(pytester, "one.json"), report(pytester, "queue.json")
+    assert verdicts(one) == verdicts(queue)
+    stopped = [i for i in queue["items"] if i["stopped"]]
+    assert stopped and all(i["samples"] < 40 for i in stopped)  # early stops happened, in both runs alike
+    assert sum(alone) == sum(shared)  # a decided item sent no more batches with the queue either
+    assert max(alone) == 4 and max(shared) > 4  # sequential batches of 4; the queue put several items in a call
+    assert len(shared) < len(alone)
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_shared_calls_fill_the_cache_like_one_item_at_a_time(pytester, xdist):
+    """The queue's answers are in the cache: a rerun (with or without xdist the other way
+    round) makes no engine call and scores alike."""
+    pytester.makeconftest(FAKE_CONFTEST)
+    args = [*FAKE, "--ruler-tasks=niah_single_1,vt,niah_multikey_2", "--ruler-lengths=1k,2k", "--ruler-samples=3"]
+    first = run(pytester, *args, "--ruler-report=first.json", *xdist)
+    first.assert_outcomes(passed=6)
+    assert max(calls(pytester)) > 3  # items shared calls (in a worker too)
+    again = run(pytester, *args, "--ruler-report=again.json", *([] if xdist else ["-n", "2"]))
+    again.assert_outcomes(passed=6)
+    assert calls(pytester) == []
+    a, b = report(pytester, "first.json"), report(pytester, "again.json")
+    assert all(i["cached"] == 3 and i["engine_calls"] == 0 for i in b["items"])
+    assert all(i["engine_calls"] == 3 and i["cached"] == 0 for i in a["items"])  # answered ahead: still this run's calls
+    key = lambda d: sorted((i["task"], i["length"], i["score"], json.dumps(i["predictions"])) for i in d["items"])  # noqa: E731
+    assert key(a) == key(b)
+
+
+def test_predictions_are_the_same_one_item_at_a_time_and_sorted_across_items(pytester):
+    pytester.makeconftest(FAKE_CONFTEST)
+    args = [*FAKE, "--ruler-tasks=niah_single_1,niah_multikey_2,vt,fwe,cwe", "--ruler-lengths=1k", "--ruler-samples=5", "--ruler-no-cache"]
+    run(pytester, *args, "--ruler-batch-items=1", "--ruler-report=one.json")
+    run(pytester, *args, "--ruler-report=queue.json")
+    key = lambda d: sorted((i["task"], json.dumps(i["predictions"])) for i in d["items"])  # noqa: E731
+    assert key(report(pytester, "one.json")) == key(report(pytester, "queue.json"))
+
+
+def test_a_killed_run_keeps_the_answers_of_a_shared_call(pytester):
+    """kill -9 in the middle of one engine call carrying two items: every answer that
+    arrived is in the cache, and the rerun asks only for the rest."""
+    args = [sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=scripted",
+            "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=20", "--ruler-engine-option=delay=0.1"]
+    proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = pytester.path / ".pytest_cache" / "d" / "ruler" / "predictions.sqlite"
+    import sqlite3
+
+    done, deadline = 0, time.time() + 120
+    while time.time() < deadline and done < 5:
+        time.sleep(0.3)
+        if db.exists():
+            try:
+                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM completions").fetchone()[0]
+            except sqlite3.Error:
+                pass
+    proc.kill()
+    proc.wait()
+    assert done >= 5
+    run(pytester, *args[5:-1], "--ruler-report=r.json").assert_outcomes(passed=2)
+    items = report(pytester)["items"]
+    assert sum(i["cached"] for i in items) >= done and sum(i["cached"] + i["engine_calls"] for i in items) == 40
