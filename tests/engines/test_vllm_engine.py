@@ -377,7 +377,7 @@ class FakeLLM:
             ids = p["prompt_token_ids"]
             n = min(3, sp.kw["max_tokens"])
             choice = types.SimpleNamespace(text=f"answer-{len(ids)}", token_ids=[7] * n, finish_reason=FakeLLM.finish)
-            outs.append(types.SimpleNamespace(prompt_token_ids=list(ids), outputs=[choice]))
+            outs.append(types.SimpleNamespace(prompt_token_ids=list(ids), outputs=[choice], num_cached_tokens=len(ids) // 2))
         return outs
 
 
@@ -482,6 +482,12 @@ def test_one_generate_call_per_batch_with_per_request_params(fake_vllm):
     assert out[2].completion_tokens == 2
     assert all(c.seconds >= 0 for c in out)
     assert out[0].seconds == out[2].seconds == out[3].seconds  # batch wall time / n
+
+
+def test_the_prefix_caches_share_of_each_prompt_is_recorded(fake_vllm):
+    engine = vmod.VLLMEngine(cfg())
+    out = engine.generate([req(10), req(21)])
+    assert [c.cached_tokens for c in out] == [5, 10]  # RequestOutput.num_cached_tokens
 
 
 def test_all_over_length_batch_never_calls_vllm(fake_vllm):

@@ -118,3 +118,47 @@ def test_a_killed_run_keeps_the_answers_of_a_shared_call(pytester):
     run(pytester, *args[5:-1], "--ruler-report=r.json").assert_outcomes(passed=2)
     items = report(pytester)["items"]
     assert sum(i["cached"] for i in items) >= done and sum(i["cached"] + i["engine_calls"] for i in items) == 40
+
+
+FAKE_PREFIX_CONFTEST = """
+from pytest_ruler.engines.base import Completion
+from pytest_ruler.engines.scripted import ScriptedEngine
+
+class FakePrefixCacheEngine(ScriptedEngine):
+    '''The scripted test engine, reporting a fake prefix cache: the tokens a prompt shares
+    with the one sent just before it in the call, in whole blocks of 16.'''
+    name = "fake_prefix"
+    def generate(self, requests, on_result=None):
+        out = super().generate(requests)
+        done, before = [], ()
+        for i, (r, c) in enumerate(zip(requests, out)):
+            same = 0
+            for a, b in zip(before, r.prompt_ids):
+                if a != b:
+                    break
+                same += 1
+            before = r.prompt_ids
+            done.append(Completion(c.text, c.prompt_tokens, c.completion_tokens, c.finish_reason, cached_tokens=same // 16 * 16))
+            if on_result:
+                on_result(i, done[-1])
+        return done
+
+def pytest_ruler_register(registry):
+    registry.engine("fake_prefix", FakePrefixCacheEngine)
+"""
+
+
+def test_the_report_gives_the_engines_prefix_cache_share(pytester):
+    """Samples of a task open with the same haystack: sent sorted, each one after the first
+    reuses its neighbour's prefix. The items carry their counts, the report the run's share."""
+    pytester.makeconftest(FAKE_PREFIX_CONFTEST)
+    args = ["--ruler-model=smollm2-135m", "--ruler-backend=fake_prefix", "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k",
+            "--ruler-samples=4", "--ruler-report=r.json"]
+    run(pytester, *args).assert_outcomes(passed=2)
+    data = report(pytester)
+    items, total = data["items"], data["prefix_cache"]
+    assert total["prompt_tokens"] == sum(i["prompt_tokens"] for i in items)
+    assert total["cached_tokens"] == sum(i["prefix_cache"]["cached_tokens"] for i in items) > 0
+    assert 0 < total["share"] < 1 and total["share"] == round(total["cached_tokens"] / total["prompt_tokens"], 4)
+    run(pytester, *args).assert_outcomes(passed=2)  # from the prediction cache: no engine call, nothing to report
+    assert "prefix_cache" not in report(pytester) and all(i["prefix_cache"] == {} for i in report(pytester)["items"])
