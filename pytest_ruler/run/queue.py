@@ -21,9 +21,10 @@ A ``Work`` is one native item's samples in flight (``runner.NativeWork``): ``nex
 gives its next batch (None when it has nothing more to send: all samples sent, or decided by
 ``--ruler-sequential``), ``receive`` takes that batch's answers, ``done`` says it needs no more
 rounds. An item decided early sends nothing more; answers already fetched for it stay in the
-cache, unscored. If a round fails (the engine raised), the running item gets the exception
-and the other items of that round are forgotten: they start over when they run, from the
-cache where it has their answers.
+cache, unscored. If a round fails (the engine raised), the other items of that round are
+forgotten (they start over when they run, from the cache where it has their answers) and
+the running item's batch is sent again alone, as one item at a time would have sent it: an
+item errors only on an engine call of its own prompts. An interrupt is not retried.
 
 Nothing here knows pytest, tasks or engines: the works come from ``make_work(cell)`` (None: the
 item is not one to fetch ahead, e.g. over the context or missing its data), the engine call is
@@ -127,18 +128,32 @@ class EngineQueue:
             shares.append((work, len(requests), len(requests) + len(batch)))
             requests += batch
             budget -= sum(len(r.prompt_ids) for r in batch)
-        order = prefix_order(requests)
         more = len(shares) - 1
         try:
-            got, hits = self.complete([requests[i] for i in order], f"{label} + {more} more item{'s' * (more != 1)}" if more else label)
-        except BaseException:
+            answers, cached = self._send(requests, f"{label} + {more} more item{'s' * (more != 1)}" if more else label)
+        except Exception:
             for work, _, _ in shares[1:]:  # they start over when they run
                 self.works.pop(work.cell, None)
+            if not more:
+                raise
+            # another item's prompt may be what failed: the running item's batch alone, as one item
+            # at a time would have sent it (its answers that arrived are in the cache now)
+            answers, cached = self._send(own, label)
+            shares = shares[:1]
+        except BaseException:  # an interrupt: nothing more is sent
+            for work, _, _ in shares[1:]:
+                self.works.pop(work.cell, None)
             raise
+        for work, start, end in shares:
+            work.receive(answers[start:end], cached[start:end])
+
+    def _send(self, requests: Sequence[Any], label: str) -> tuple[list, list]:
+        """One engine call, its prompts in ``prefix_order``; the answers in ``requests``' order."""
+        order = prefix_order(requests)
+        got, hits = self.complete([requests[i] for i in order], label)
         self.rounds += 1
         answers: list[Any] = [None] * len(requests)
         cached: list[bool] = [False] * len(requests)
         for pos, i in enumerate(order):
             answers[i], cached[i] = got[pos], hits[pos]
-        for work, start, end in shares:
-            work.receive(answers[start:end], cached[start:end])
+        return answers, cached

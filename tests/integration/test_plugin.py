@@ -108,11 +108,13 @@ def test_a_crashed_run_keeps_finished_samples(pytester):
 
 def test_a_crash_in_a_call_shared_by_items_keeps_every_answer_that_arrived(pytester):
     """The default queue sends both items' 6 prompts in one call: the crash after 4 answers
-    fails the running item and the other starts over (and crashes too); the rerun reuses all 4."""
+    is retried with the running item's batch alone, and the engine stays down for what it
+    has not answered; the rerun reuses all 4 answers and asks only for the other 2."""
     base = [*SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=3"]
     crashed = run(pytester, *base, "--ruler-engine-option=crash_after=4")
-    crashed.assert_outcomes(failed=2)
     assert "scripted engine crashed after 4 completions" in crashed.stdout.str()
+    outcomes = crashed.parseoutcomes()  # vt fails for sure; niah passes if its 3 answers came before the crash
+    assert outcomes.get("failed", 0) >= 1 and outcomes.get("failed", 0) + outcomes.get("passed", 0) == 2
     run(pytester, *base, "--ruler-report=r.json").assert_outcomes(passed=2)
     items = report(pytester)["items"]
     assert sum(i["cached"] for i in items) == 4 and sum(i["engine_calls"] for i in items) == 2

@@ -8,6 +8,7 @@ a test sees how items shared calls, in xdist workers too.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -95,12 +96,14 @@ def test_predictions_are_the_same_one_item_at_a_time_and_sorted_across_items(pyt
     assert key(report(pytester, "one.json")) == key(report(pytester, "queue.json"))
 
 
-def test_a_killed_run_keeps_the_answers_of_a_shared_call(pytester):
-    """kill -9 in the middle of one engine call carrying two items: every answer that
-    arrived is in the cache, and the rerun asks only for the rest."""
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_a_killed_run_keeps_the_answers_of_a_shared_call(pytester, sig):
+    """kill -9 or Ctrl-C in the middle of one engine call carrying two items: every answer
+    that arrived is in the cache, and the rerun asks only for the rest."""
     args = [sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "--ruler-model=smollm2-135m", "--ruler-backend=scripted",
             "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=20", "--ruler-engine-option=delay=0.1"]
-    proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal would
     db = pytester.path / ".pytest_cache" / "d" / "ruler" / "predictions.sqlite"
     import sqlite3
 
@@ -112,8 +115,8 @@ def test_a_killed_run_keeps_the_answers_of_a_shared_call(pytester):
                 done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM completions").fetchone()[0]
             except sqlite3.Error:
                 pass
-    proc.kill()
-    proc.wait()
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
     assert done >= 5
     run(pytester, *args[5:-1], "--ruler-report=r.json").assert_outcomes(passed=2)
     items = report(pytester)["items"]

@@ -123,14 +123,38 @@ def test_the_token_budget_bounds_what_upcoming_items_add():
     assert len(engine.calls[0]) == 6 and not works[cells[3]].received
 
 
-def test_a_failed_call_fails_the_running_item_and_the_others_start_over():
+def test_a_failed_shared_call_is_retried_with_the_running_items_batch_alone_and_the_others_start_over():
+    cells = [("t", 1, 0), ("t", 1, 1)]
+    works = {c: FakeWork(c, batches=1) for c in cells}
+    engine = FakeEngineCall(fail_on_call=1)
+    q = queue_of(2, works, engine)
+    q.ahead(cells[1:])
+    q.run(works[cells[0]], "t")
+    assert [len(c) for c in engine.calls] == [4, 2]  # the shared call failed; the running item's batch alone
+    assert works[cells[0]].received == [[f"{cells[0]}/1/{k}" for k in range(2)]]
+    assert q.take(cells[1]) is None  # forgotten: built afresh when it runs
+
+
+def test_an_engine_failing_on_the_items_own_batch_fails_it():
+    work = FakeWork(("t", 1, 0))
+    engine = FakeEngineCall(fail_on_call=1)
+    with pytest.raises(RuntimeError, match="fake engine down"):
+        EngineQueue(4, lambda c: None, engine).run(work, "t")
+    assert len(engine.calls) == 1  # alone already: not retried
+
+
+def test_an_interrupt_is_not_retried():
     cells = [("t", 1, 0), ("t", 1, 1)]
     works = {c: FakeWork(c) for c in cells}
-    q = queue_of(2, works, FakeEngineCall(fail_on_call=1))
+
+    def interrupted(requests, label):
+        raise KeyboardInterrupt
+
+    q = queue_of(2, works, interrupted)
     q.ahead(cells[1:])
-    with pytest.raises(RuntimeError, match="fake engine down"):
+    with pytest.raises(KeyboardInterrupt):
         q.run(works[cells[0]], "t")
-    assert q.take(cells[1]) is None  # forgotten: built afresh when it runs
+    assert q.take(cells[1]) is None
 
 
 def test_an_upcoming_item_that_cannot_be_built_is_left_to_fail_on_its_own():
