@@ -38,7 +38,8 @@ def _cells(items: Iterable[Any]) -> list[tuple]:
 def worker_pending(config: Any) -> list[int] | None:
     """The item indices an xdist worker has been handed and not started (None: unknown)."""
     for plugin in config.pluginmanager.get_plugins():
-        if type(plugin).__module__.startswith("xdist.") and hasattr(plugin, "torun"):
+        # xdist runs its worker module through execnet (as __channelexec__): known by its class name
+        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun"):
             try:
                 with plugin.torun.lock() as waiting:
                     return [i for i in waiting if isinstance(i, int)]

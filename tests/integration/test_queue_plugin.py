@@ -165,3 +165,29 @@ def test_the_report_gives_the_engines_prefix_cache_share(pytester):
     assert 0 < total["share"] < 1 and total["share"] == round(total["cached_tokens"] / total["prompt_tokens"], 4)
     run(pytester, *args).assert_outcomes(passed=2)  # from the prediction cache: no engine call, nothing to report
     assert "prefix_cache" not in report(pytester) and all(i["prefix_cache"] == {} for i in report(pytester)["items"])
+
+
+def test_an_xdist_worker_plans_from_the_items_it_has_been_handed(pytester):
+    """Each worker's queue is told the items it holds (the next one and those waiting in its
+    xdist queue), never another worker's."""
+    pytester.makeconftest("""
+import json, os
+from pytest_ruler.plugin.keys import SESSION_KEY
+
+def pytest_runtest_protocol(item, nextitem):  # after the plugin's (tryfirst), before the item runs
+    queue = item.config.stash[SESSION_KEY].queue
+    with open(item.config.rootpath / f"plan-{os.getpid()}.jsonl", "a") as f:
+        f.write(json.dumps({"item": item.nodeid, "upcoming": [list(c) for c in queue.upcoming]}) + "\\n")
+""")
+    seeds = ",".join(str(s) for s in range(10))
+    run(pytester, "--ruler-model=smollm2-135m", "--ruler-backend=scripted", "--ruler-tasks=niah_single_1,vt,niah_single_2,niah_multikey_1",
+        "--ruler-lengths=1k", "--ruler-samples=1", f"--ruler-seeds={seeds}", "--ruler-no-cache", "-n", "2").assert_outcomes(passed=40)
+    workers = [[json.loads(line) for line in p.read_text().splitlines()] for p in pytester.path.glob("plan-*.jsonl")]
+    assert len(workers) == 2 and sum(map(len, workers)) == 40
+    for records in workers:
+        ran = [r["item"] for r in records]
+        ids = {f"ruler::{t}[{n}-seed{s}]" for r in records for t, n, s in r["upcoming"]}
+        assert ids <= set(ran)  # only what this worker runs
+        for k, r in enumerate(records):  # and only what it runs later
+            assert {f"ruler::{t}[{n}-seed{s}]" for t, n, s in r["upcoming"]} <= set(ran[k + 1:])
+    assert max(len(r["upcoming"]) for records in workers for r in records) >= 2  # past nextitem: its waiting queue
