@@ -24,7 +24,11 @@ class CallCountingVLLM(VLLMEngine):
     def generate(self, requests, on_result=None):
         with open("calls.txt", "a") as f:
             f.write(f"{len(requests)}\\n")
-        return super().generate(requests, on_result)
+        def told(i, c):  # an answer handed back while others are still being generated?
+            with open("arrivals.txt", "a") as f:
+                f.write(f"{i} {int(self._llm.llm_engine.has_unfinished_requests())}\\n")
+            on_result(i, c)
+        return super().generate(requests, told if on_result else None)
 
 def pytest_ruler_register(registry):
     registry.engine("vllm_counting", CallCountingVLLM)
@@ -48,6 +52,9 @@ def test_one_vllm_call_for_the_run_and_the_prefix_cache_share_in_the_report(tmp_
     data = json.loads(report_path.read_text())
     assert [int(n) for n in (tmp_path / "calls.txt").read_text().split()] == [12]  # the three items' prompts, one call
     assert all(i["engine_calls"] == 4 and i["error"] is None for i in data["items"])
+    arrivals = [line.split() for line in (tmp_path / "arrivals.txt").read_text().splitlines()]
+    assert sorted(int(i) for i, _ in arrivals) == list(range(12))  # each answer handed back once
+    assert arrivals[0][1] == "1"  # the first while the others ran: cached as it finished
     total = data["prefix_cache"]
     assert total["prompt_tokens"] == sum(i["prompt_tokens"] for i in data["items"])
     # the chat template and the haystack's opening are shared by a task's samples, sent one after the other
