@@ -131,14 +131,18 @@ class EngineQueue:
         more = len(shares) - 1
         try:
             answers, cached = self._send(requests, f"{label} + {more} more item{'s' * (more != 1)}" if more else label)
-        except Exception:
+        except Exception as first:
             for work, _, _ in shares[1:]:  # they start over when they run
                 self.works.pop(work.cell, None)
             if not more:
                 raise
             # another item's prompt may be what failed: the running item's batch alone, as one item
-            # at a time would have sent it (its answers that arrived are in the cache now)
-            answers, cached = self._send(own, label)
+            # at a time would have sent it (its answers that arrived are in the cache now); if that
+            # fails too, the item fails with the first error (an engine that failed to load says why)
+            try:
+                answers, cached = self._send(own, label)
+            except Exception:
+                raise first from None
             shares = shares[:1]
         except BaseException:  # an interrupt: nothing more is sent
             for work, _, _ in shares[1:]:

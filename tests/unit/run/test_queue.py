@@ -143,6 +143,22 @@ def test_an_engine_failing_on_the_items_own_batch_fails_it():
     assert len(engine.calls) == 1  # alone already: not retried
 
 
+def test_when_the_retry_fails_too_the_item_fails_with_the_first_error():
+    cells = [("t", 1, 0), ("t", 1, 1)]
+    works = {c: FakeWork(c) for c in cells}
+    seen = []
+
+    def down(requests, label):
+        seen.append(len(requests))
+        raise RuntimeError("engine failed to load: no memory" if len(seen) == 1 else "engine failed to load earlier")
+
+    q = queue_of(2, works, down)
+    q.ahead(cells[1:])
+    with pytest.raises(RuntimeError, match="no memory"):
+        q.run(works[cells[0]], "t")
+    assert seen == [4, 2]
+
+
 def test_an_interrupt_is_not_retried():
     cells = [("t", 1, 0), ("t", 1, 1)]
     works = {c: FakeWork(c) for c in cells}
