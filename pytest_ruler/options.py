@@ -133,7 +133,8 @@ _OPTIONS: tuple[Option, ...] = (
     Option("dtype", "model dtype: auto, float32, bfloat16, float16", parse_dtype, "auto"),
     Option("device", "hf engine device: auto, cpu, cuda, cuda:N", parse_device, "auto"),
     Option("batch-size", "requests per engine batch (hf: default 4 on CPU, 8 on CUDA)", integer(1), metavar="N"),
-    Option("batch-items", "send the prompts of up to N upcoming items of the same length to the engine in one call (without xdist)", integer(1), "1", metavar="N"),
+    Option("batch-items", "the most items whose prompts share one engine call: the running item's next batch and those of the "
+           "items this process runs after it (with or without xdist); 1: one item at a time", integer(1), "16", metavar="N"),
     Option("trust-remote-code", "allow the model's own code from the Hub to run (off by default)", parse_flag, flag=True),
     Option("engine-option", "back-end option KEY=VALUE, repeatable or comma-separated (e.g. tensor_parallel_size=2)", lambda where, raw: parse_key_values(raw, where), metavar="KEY=VALUE", key="engine_options"),
     Option("mapreduce", "also run each item through LLM x MapReduce chunked inference (a twin item, mode mapreduce)", parse_flag, flag=True),

@@ -78,6 +78,9 @@ class Completion:
     finish_reason: str  # "stop" | "length" | "over_length" | "error"
     seconds: float = 0.0
     error: str | None = None
+    # prompt tokens the engine served from its prefix cache, where it reports them (vLLM's
+    # RequestOutput.num_cached_tokens, an OpenAI server's usage.prompt_tokens_details.cached_tokens)
+    cached_tokens: int | None = None
 
     @property
     def ok(self) -> bool:

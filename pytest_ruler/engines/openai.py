@@ -285,12 +285,14 @@ class OpenAIEngine(OpenAIServer, EngineBase):
         reason = choice.get("finish_reason") or "stop"
         if reason == "eos":
             reason = "stop"
+        details = usage.get("prompt_tokens_details")  # a server with a prefix cache says how much it reused
         return Completion(
             text=text,
             prompt_tokens=request.prompt_tokens if prompt_tokens is None else prompt_tokens,
             completion_tokens=completion_tokens,
             finish_reason=shown(reason, limit=40),
             seconds=time.perf_counter() - start,
+            cached_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
         )
 
     def _check_model_name(self, answered: Any) -> None:

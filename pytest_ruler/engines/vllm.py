@@ -12,14 +12,19 @@ Data flow::
                  ──► llm_kwargs(config) ──► vllm.LLM(**kwargs)       (once, ~30 s on CPU)
     generate(requests)
         ──► check_context            over-length → recorded failure, never truncated
-        ──► llm.generate([TokensPrompt(prompt_token_ids=ids) ...],
-                         [SamplingParams(**sampling_kwargs(r)) ...],
-                         use_tqdm=False)                  one blocking call per batch
-        ──► Completion per request, on_result(i, c) in order after the batch
+        ──► llm.enqueue([TokensPrompt(prompt_token_ids=ids) ...],
+                        [SamplingParams(**sampling_kwargs(r)) ...])   one call per batch
+            then llm_engine.step() until none is unfinished           (an older vLLM: llm.generate)
+        ──► Completion per request, on_result(i, c) as each finishes
 
 Prompts go in as token ids (``GenerationRequest.prompt_ids``), so what the
 length budget counted is exactly what runs: vLLM does not re-tokenize, adds
 no BOS and applies no template (the prompt is already chat-framed).
+
+Prefix caching is vLLM's default (on where the model supports it;
+``enable_prefix_caching=false`` turns it off): the run's queue sends a call's
+prompts sorted by token ids, so samples whose haystacks open alike follow one
+another, and each completion records ``num_cached_tokens`` as ``cached_tokens``.
 
 The options and their mapping to ``vllm.LLM`` live in :mod:`.vllm_options`
 (the table is there); what is loaded, the CPU/GPU choice and the cache
@@ -41,7 +46,7 @@ import gc
 import logging
 import os
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
@@ -266,18 +271,29 @@ class VLLMEngine(EngineBase):
     # ------------------------------------------------------------------ generation
 
     def generate(self, requests: Sequence[GenerationRequest], on_result: ResultCallback | None = None) -> list[Completion]:
-        """Greedy completions in request order; one ``LLM.generate`` call for the batch.
+        """Greedy completions in request order; one vLLM call for the batch.
 
         Over-length prompts are answered without calling vLLM. An exception
         from vLLM becomes a ``finish_reason="error"`` completion for each
         request it hit (a rejected input is retried alone, so one bad prompt
-        does not fail its neighbours). ``on_result`` is called for every
-        request, in order, once the batch is done.
+        does not fail its neighbours). ``on_result`` is called once for every
+        request: as each finishes where vLLM lets its requests be queued and
+        stepped (``LLM.enqueue`` and ``llm_engine.step``, vLLM >= 0.32), so the
+        cache keeps what finished if the run is killed; else, in order, once
+        the batch is done.
         """
         if self._llm is None:
             raise RuntimeError("this vllm engine is closed")
         requests = list(requests)
         results: list[Completion | None] = [None] * len(requests)
+        told: set[int] = set()
+
+        def tell(i: int, completion: Completion) -> None:
+            results[i] = completion
+            if on_result is not None and i not in told:
+                told.add(i)
+                on_result(i, completion)
+
         run, refused = check_context(requests, self.max_context)
         for i, completion in refused.items():
             results[i] = completion
@@ -286,38 +302,71 @@ class VLLMEngine(EngineBase):
             results[i] = Completion("", 0, 0, "error", error="empty prompt (no token ids)")
         run = [i for i in run if requests[i].prompt_ids]
         if run:
-            for i, completion in zip(run, self._run(requests, run)):
-                results[i] = completion
+            for i, completion in zip(run, self._run(requests, run, tell)):
+                results[i] = results[i] if i in told else completion
         done = [c for c in results if c is not None]
         assert len(done) == len(requests)
-        if on_result is not None:
-            for i, completion in enumerate(done):
-                on_result(i, completion)
+        for i, completion in enumerate(done):
+            tell(i, completion)
         return done
 
-    def _run(self, requests: list[GenerationRequest], run: list[int]) -> list[Completion]:
+    def _run(self, requests: list[GenerationRequest], run: list[int], tell: ResultCallback) -> list[Completion]:
         t0 = time.perf_counter()
+
+        def arrived(k: int, output: Any) -> None:  # one request finished, while the others run
+            tell(run[k], self._completion(requests[run[k]], output, (time.perf_counter() - t0) / len(run)))
+
         try:
-            outputs = self._call(requests, run)
+            outputs = self._call(requests, run, arrived)
         except (ValueError, TypeError) as exc:
             if len(run) == 1:
                 return [self._error(requests[run[0]], exc, time.perf_counter() - t0)]
             log.warning("vllm engine: the batch was rejected (%s); retrying its %d requests one by one", short_error(exc), len(run))
-            return [c for i in run for c in self._run(requests, [i])]
+            return [c for i in run for c in self._run(requests, [i], tell)]
         except Exception as exc:
             per = (time.perf_counter() - t0) / len(run)
             log.error("vllm engine: generate failed for a batch of %d: %s", len(run), short_error(exc))
             return [self._error(requests[i], exc, per) for i in run]
         per = (time.perf_counter() - t0) / len(run)
-        if len(outputs) != len(run):
-            exc = RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(run)} prompts")
+        if len(outputs) != len(run) or any(o is None for o in outputs):
+            exc = RuntimeError(f"vLLM returned {sum(o is not None for o in outputs)} outputs for {len(run)} prompts")
             return [self._error(requests[i], exc, per) for i in run]
         return [self._completion(requests[i], out, per) for i, out in zip(run, outputs)]
 
-    def _call(self, requests: list[GenerationRequest], run: list[int]) -> list[Any]:
+    def _call(self, requests: list[GenerationRequest], run: list[int], arrived: Callable[[int, Any], None]) -> list[Any]:
         prompts = [self._TokensPrompt(prompt_token_ids=list(requests[i].prompt_ids)) for i in run]
         params = [self._sampling_params(requests[i]) for i in run]
-        return list(self._llm.generate(prompts, params, use_tqdm=False))
+        llm = self._llm
+        engine = getattr(llm, "llm_engine", None)
+        stepping = all(callable(getattr(x, name, None)) for x, name in
+                       ((llm, "enqueue"), (engine, "step"), (engine, "has_unfinished_requests")))
+        if not stepping:  # an older vLLM: one blocking call, the answers at its end
+            return list(llm.generate(prompts, params, use_tqdm=False))
+        ids = [str(r) for r in llm.enqueue(prompts, params, use_tqdm=False)]
+        # enqueue gives vLLM's internal ids ("7-1a2b3c4d"); the outputs carry the one it was given ("7")
+        where = {rid: k for k, rid in enumerate(ids)}
+        where.update({rid.rsplit("-", 1)[0]: k for k, rid in enumerate(ids) if "-" in rid})
+        outputs: list[Any] = [None] * len(ids)
+        try:
+            while engine.has_unfinished_requests():
+                for output in engine.step():
+                    k = where.get(str(getattr(output, "request_id", "")))
+                    if k is not None and getattr(output, "finished", False) and outputs[k] is None:
+                        outputs[k] = output
+                        arrived(k, output)
+        except BaseException:  # leave nothing queued for the next call
+            unfinished = [rid for k, rid in enumerate(ids) if outputs[k] is None]
+            abort = getattr(engine, "abort_request", None)
+            if unfinished and callable(abort):
+                try:
+                    try:
+                        abort(unfinished, internal=True)  # the ids enqueue gave
+                    except TypeError:  # a vLLM without internal ids
+                        abort(unfinished)
+                except Exception as exc:  # pragma: no cover - depends on vLLM internals
+                    log.debug("vllm engine: abort_request failed: %s", exc)
+            raise
+        return outputs
 
     @staticmethod
     def _error(request: GenerationRequest, exc: BaseException, seconds: float) -> Completion:
@@ -338,8 +387,10 @@ class VLLMEngine(EngineBase):
         if text is None:  # detokenize switched off somewhere: decode ourselves
             text = self.tokenizer.decode(token_ids)
         reason = getattr(out, "finish_reason", None)
+        cached = getattr(output, "num_cached_tokens", None)  # the prefix cache's share (vLLM V1)
+        cached = cached if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0 else None
         if reason in ("stop", "length"):
-            return Completion(text, prompt_tokens, len(token_ids), reason, seconds)
+            return Completion(text, prompt_tokens, len(token_ids), reason, seconds, cached_tokens=cached)
         return Completion(text, prompt_tokens, len(token_ids), "error", seconds, error=f"vllm finished with reason {reason!r}")
 
     # ------------------------------------------------------------------ identity, life cycle

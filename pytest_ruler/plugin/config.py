@@ -89,9 +89,6 @@ def build_config(config: Any) -> RulerConfig:
     # checks that span options, or look at files and registries
     if run["backend"] == "openai" and not run.get("base_url"):
         raise RulerUsageError("--ruler-base-url", None, "the openai back end needs the server URL, e.g. --ruler-base-url=http://127.0.0.1:8000/v1")
-    if run["sequential"] and run["batch_items"] > 1:
-        raise RulerUsageError("--ruler-batch-items", run["batch_items"], "--ruler-sequential decides item by item from its "
-                              "own answers, so items cannot share engine calls: drop one of the two options")
     if run["only"] and run["no_suite"]:
         raise RulerUsageError("--ruler-no-suite", True, "--ruler-only runs just the standard suite and --ruler-no-suite "
                               "leaves it out, so together nothing would run: drop one of the two options")

@@ -4,6 +4,8 @@
 active. Its hooks hand off to the core:
 
     collection ──make_items──► the items (none with ``--ruler-no-suite``: only the user's own tests)
+    each item's start ──Plan.upcoming──► RulerSession.queue.ahead: the items the engine's queue
+        fetches ahead for (plugin.plan: the rest of the collection, or what an xdist worker holds)
     each test report ──RunRecord.finished_item / skipped_item / failed_item──► the run's record
         (run.outcome; from test reports, so the controller of an xdist run sees all workers'
         results the way a single process does; the estimate and ETA lines: run.eta)
@@ -28,11 +30,11 @@ import pytest
 
 from ..errors import RulerUsageError
 from .items import SESSION_KEY, make_items, parse_item_name
+from .plan import Plan
 from ..lengths import format_length
 from ..outside_text import escaped, shown
 from ..secrets import scrub
 from ..results import ItemResult
-from ..run.batching import CrossItemBatches
 from ..run.session import RulerSession
 
 log = logging.getLogger("pytest_ruler")
@@ -91,6 +93,7 @@ class RulerPlugin:
         self.config = config
         self.run = RunRecord(self.rs, parse_item_name, controller=not self.is_worker)
         self.outcome: Any = None  # run.outcome.Outcome, on the controller after pytest_sessionfinish
+        self.plan: Plan | None = None  # the order this process runs its items in (after collection)
 
     @property
     def rs(self) -> RulerSession:
@@ -127,10 +130,13 @@ class RulerPlugin:
 
         self.rs.notify = self._say
         self.run.expect(i.nodeid for i in session.items if isinstance(i, RulerItem))
-        # cross-item batching needs to know what this process runs next; an xdist
-        # worker is handed items one chunk at a time, so it does not plan
-        if not self.is_worker and self.rs.config.batch_items > 1:
-            self.rs.batches = CrossItemBatches([(i.task, i.length, i.seed) for i in session.items if isinstance(i, RulerItem) and i.mode == "native"], self.rs.config.batch_items)
+        # the engine's queue fetches ahead for the items this process runs next (plugin.plan)
+        self.plan = Plan(session.items, worker=self.is_worker)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> None:
+        if self.plan is not None and self.rs.config.batch_items > 1:
+            self.rs.queue.ahead(self.plan.upcoming(self.config, item, nextitem))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list) -> None:

@@ -55,6 +55,9 @@ class ItemResult:
     # per sample, in sample order (lm-eval's samples log): {index, prediction, answers, score, prompt_hash};
     # predictions are model output, scrubbed of secrets when built (runner.prediction_records)
     predictions: tuple[Mapping[str, Any], ...] = ()
+    # the engine's prefix cache on this item's engine calls, where the engine reports it:
+    # {"prompt_tokens": of the answers that reported, "cached_tokens": served from the cache}; {} otherwise
+    prefix_cache: Mapping[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -66,6 +69,7 @@ class ItemResult:
         d["sample_scores"] = list(self.sample_scores)
         d["sample_hashes"] = list(self.sample_hashes)
         d["predictions"] = [dict(p) for p in self.predictions]
+        d["prefix_cache"] = dict(self.prefix_cache)
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -81,6 +85,7 @@ class ItemResult:
         d["sample_scores"] = tuple(d.get("sample_scores") or ())
         d["sample_hashes"] = tuple(d.get("sample_hashes") or ())
         d["predictions"] = tuple(d.get("predictions") or ())  # absent from reports before it existed
+        d["prefix_cache"] = dict(d.get("prefix_cache") or {})
         return cls(**d)
 
     def failure_message(self, threshold: float | None = None) -> str:

@@ -25,7 +25,10 @@ Item fields this version does not know (a saved item's ``stderr``, ``ci95`` and
 itself, a mapping is read with ``Report.from_dict`` (unchecked: use ``results.saved`` for
 input from outside).
 
-Public names: ``MODES``, ``ModeResults``, ``Report``, ``SUMMARY_DIGITS``, ``as_report``.
+``prefix_cache`` (top level, when an engine reported it) is computed from the items' own
+``prefix_cache`` entries (``prefix_cache_total``).
+
+Public names: ``MODES``, ``ModeResults``, ``Report``, ``SUMMARY_DIGITS``, ``as_report``, ``prefix_cache_total``.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from .cells import depth_map
 from .item import SCHEMA, ItemResult
 from .summary import cell_scores, mapreduce_vs_native, summarize_results
 
-__all__ = ["MODES", "ModeResults", "Report", "SUMMARY_DIGITS", "as_report"]
+__all__ = ["MODES", "ModeResults", "Report", "SUMMARY_DIGITS", "as_report", "prefix_cache_total"]
 
 MODES = ("native", "mapreduce")
 SUMMARY_DIGITS = 4  # the stored summary's means (per length, Avg, wAvg); effective lengths use the unrounded ones
@@ -49,11 +52,11 @@ SUMMARY_DIGITS = 4  # the stored summary's means (per length, Avg, wAvg); effect
 _ORDER = ("schema", "complete", "model", "backend", "tokenizer", "haystack_corpus", "threshold", "task_thresholds",
           "items", "summary")
 _RUN_ORDER = ("items_expected", "items_finished", "warnings", "interrupted", "skipped")  # the plugin's, after the rest
-_TYPED = set(_ORDER) | set(_RUN_ORDER) | {"mapreduce_vs_native"}
+_TYPED = set(_ORDER) | set(_RUN_ORDER) | {"mapreduce_vs_native", "prefix_cache"}
 #: an item's JSON entries, in order (ItemResult's fields less the map-reduce ones, which only twins carry)
 _ITEM_KEYS = ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
               "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores", "error",
-              "sample_scores", "sample_hashes", "stopped", "predictions")
+              "sample_scores", "sample_hashes", "stopped", "predictions", "prefix_cache")
 _FIELDS = {f.name for f in dataclasses.fields(ItemResult)}
 
 
@@ -159,6 +162,7 @@ class Report:
         rest.update(fields)
         typed = {k: rest.pop(k) for k in list(rest) if k in _TYPED}
         order = _ORDER + ("gate",) + (("mapreduce_vs_native",) if any(r.mode == "mapreduce" for r in items) else ())
+        order += ("prefix_cache",) if any(r.prefix_cache for r in items) else ()
         report = cls(items=items, threshold=float(threshold), task_thresholds=dict(task_thresholds or {}), model=model,
                      backend=backend, tokenizer=tokenizer, haystack_corpus=haystack_corpus, complete=complete,
                      fields=rest, order=order + tuple(k for k in rest if k != "gate"))
@@ -230,11 +234,24 @@ class Report:
                 out[key] = {m: self.mode(m).summary for m in MODES}
             elif key == "mapreduce_vs_native":
                 out[key] = self.mapreduce_vs_native
+            elif key == "prefix_cache":
+                out[key] = prefix_cache_total(self.items)
             elif key in typed:
                 out[key] = typed[key]
             elif key in self.fields:
                 out[key] = self.fields[key]
         return out
+
+
+def prefix_cache_total(items: Iterable[ItemResult]) -> dict[str, Any] | None:
+    """The engine's prefix cache over the run's engine calls that reported it: prompt tokens,
+    those served from the cache and their share; None when no engine call reported it."""
+    reported = [r.prefix_cache for r in items if r.prefix_cache]
+    if not reported:
+        return None
+    prompt = sum(int(p.get("prompt_tokens", 0)) for p in reported)
+    cached = sum(int(p.get("cached_tokens", 0)) for p in reported)
+    return {"prompt_tokens": prompt, "cached_tokens": cached, "share": round(cached / prompt, 4) if prompt else None}
 
 
 def as_report(report: Report | Mapping[str, Any]) -> Report:

@@ -10,10 +10,12 @@ Data flow of a native item (task × length × seed)::
 Samples are generated lazily, in the batches the engine consumes (``session.generating`` says
 how far generation is when it is the slow part): the cache
 fills from the first batch and memory stays flat in the sample count (only
-each sample's prediction and reference answers are kept for grading). Two
-cases generate an item's samples at once instead: cross-item batching
-(``session.batches``, see ``batching``) and a run with map-reduce twins, where
-the native item leaves its samples in ``session.shared`` for its twin.
+each sample's prediction and reference answers are kept for grading). A native
+item's state while its batches are in flight is a ``NativeWork``; the session's
+``queue`` (``run.queue.EngineQueue``) sends its batches together with those of
+the items after it (``native_work`` / ``upcoming_work`` make them). A run with
+map-reduce twins keeps a native item's samples and leaves them in
+``session.shared`` for its twin.
 
 A map-reduce twin::
 
@@ -26,7 +28,7 @@ Errors are results: an item whose engine could not answer a sample
 ``errored_result`` is the result of an item that raised. Every result is built
 by ``item_result``.
 
-Public names: ``SAMPLES_PER_CALL``, ``ItemInputs``, ``run_native``,
+Public names: ``SAMPLES_PER_CALL``, ``ItemInputs``, ``NativeWork``, ``native_work``, ``upcoming_work``, ``run_native``,
 ``run_mapreduce``, ``errored_result``, ``item_result``, ``grade``, ``prediction_records``.
 """
 
@@ -42,7 +44,7 @@ from ..results import ItemResult
 from ..results.aggregate import passes
 from ..results.scoring import count_nulls, get_metric, sample_scorer
 
-__all__ = ["SAMPLES_PER_CALL", "ItemInputs", "errored_result", "grade", "item_result", "prediction_records", "run_mapreduce", "run_native"]
+__all__ = ["SAMPLES_PER_CALL", "ItemInputs", "NativeWork", "native_work", "upcoming_work", "errored_result", "grade", "item_result", "prediction_records", "run_mapreduce", "run_native"]
 
 # samples generated and sent to the engine per call: large enough for an engine's own
 # batching (hf: 4 on CPU, 8 on CUDA; openai: 8 in flight), small enough that a 128K
@@ -193,69 +195,125 @@ def _depth_scores(spec: Any, depths: Sequence[float], refs: Sequence[_Ref], text
     return {f"{d:g}": round(100 * sum(v) / len(v), 4) for d, v in sorted(per_depth.items())}
 
 
+class NativeWork:
+    """One native item's samples in flight (an ``EngineQueue`` work): its lazy batches, the
+    answers received so far and, with ``--ruler-sequential``, the betting test that may decide
+    it early. ``result`` grades what it received into the item's ItemResult."""
+
+    def __init__(self, session: Any, spec: Any, depths: tuple[float, ...] | None, length: int, seed: int, n: int,
+                 threshold: float | None, *, keep_samples: bool = False):
+        self.cell = (spec.name, length, seed)
+        self.spec, self.depths, self.length, self.seed, self.n, self.threshold = spec, depths, length, seed, n, threshold
+        self.sequential = None
+        size = None
+        if session.config.sequential:  # in small batches, until the verdict is clear
+            from .sequential import SequentialTest, batch_size
+
+            self.sequential = SequentialTest(config_threshold(session.config, spec.name, threshold) / 100)
+            size = batch_size(n)
+        self._parts = _sample_batches(session, spec, length, seed, n, size)
+        self._pending: list = []  # [(samples, requests)] of the batch sent, waiting for its answers
+        self.kept: list = []  # every sample, when a map-reduce twin needs them (keep_samples)
+        self.keep_samples = keep_samples
+        self.refs: list[_Ref] = []
+        self.completions: list[Any] = []
+        self.cached = self.prompt_tokens = 0
+        self.prefix_cache = {"prompt_tokens": 0, "cached_tokens": 0}  # of engine answers that reported it
+        self.done = False
+
+    def next_requests(self) -> list | None:
+        """The next batch's requests (its samples are generated now); None: nothing more to send."""
+        if self.done or self._pending:
+            return None
+        generated, requests = next(self._parts, (None, None))
+        if generated is None:
+            self.done = True
+            return None
+        self._pending = [(generated, requests)]
+        if self.keep_samples:
+            self.kept.append((generated, requests))
+        return requests
+
+    def receive(self, completions: Sequence[Any], from_cache: Sequence[bool]) -> None:
+        """The answers to the batch sent, in its order."""
+        (generated, requests), = self._pending
+        self._pending = []
+        self.completions += completions
+        self.cached += sum(from_cache)
+        self.prompt_tokens += sum(len(r.prompt_ids) for r in requests)
+        for c, hit in zip(completions, from_cache):
+            if not hit and c.cached_tokens is not None:
+                self.prefix_cache["prompt_tokens"] += c.prompt_tokens
+                self.prefix_cache["cached_tokens"] += c.cached_tokens
+        self.refs += [_ref(s) for s in generated]
+        if self.sequential is not None and self.sequential.update(_sample_scores(self.spec, self.refs[-len(generated):], [c.text for c in completions])):
+            self.done = True  # decided: the remaining samples are never generated
+
+    def inputs(self) -> ItemInputs:
+        """Every sample generated, with its request (``keep_samples``: for the map-reduce twin)."""
+        return ItemInputs(self.spec, self.depths, [s for g, _ in self.kept for s in g], [r for _, rs in self.kept for r in rs])
+
+    def result(self, session: Any, started: float) -> ItemResult:
+        spec, completions, refs, n = self.spec, self.completions, self.refs, self.n
+        preds = [c.text for c in completions]
+        scores = _sample_scores(spec, refs, preds)
+        score, failures = grade(spec, refs, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
+        failed = [c for c in completions if c.finish_reason == "error"]
+        sequential = self.sequential
+        return item_result(
+            session.config, spec.name, self.length, self.seed, "native", threshold=self.threshold, started=started,
+            samples=len(completions), score=score, preds=preds,
+            error=f"{len(failed)} of {len(completions)} samples got no answer from the engine: {failed[0].error}" if failed else None,
+            over_length=sum(c.finish_reason == "over_length" for c in completions), errors=len(failed), cached=self.cached,
+            engine_calls=len(completions) - self.cached, prompt_tokens=self.prompt_tokens, failures=tuple(failures),
+            reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
+            depth_scores=_depth_scores(spec, self.depths, refs, preds) if self.depths else {},
+            sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores),
+            stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
+            prefix_cache=dict(self.prefix_cache) if self.prefix_cache["prompt_tokens"] else {},
+        )
+
+
+def native_work(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
+                threshold: float | None = None) -> NativeWork | None:
+    """The work of a native item, None when it sends nothing (over the context: no prompt is built)."""
+    spec, depths = task_spec(session, task)
+    if session.over_context(length):
+        return None
+    n = samples or session.config.samples
+    # the map-reduce twin answers the same samples (a sequential item's twin generates all of its own)
+    keep = bool(session.config.mapreduce) and not session.config.sequential
+    return NativeWork(session, spec, depths, length, seed, n, threshold, keep_samples=keep)
+
+
+def upcoming_work(session: Any, cell: Any) -> NativeWork | None:
+    """The work of a planned item, started ahead of it (None: not one to start ahead)."""
+    task, length, seed = cell
+    if session.data_missing(task) is not None:
+        return None
+    return native_work(session, task, length, seed)
+
+
 def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
                threshold: float | None = None) -> ItemResult:
-    """Run one native item; ``task`` is a name or a TaskSpec (a user test's custom task)."""
-    from ..engines.base import Completion
-    from ..run.cache import prediction_key
+    """Run one native item; ``task`` is a name or a TaskSpec (a user test's custom task).
 
+    A standard item (a task name, the run's samples and threshold) goes through the session's
+    queue: it may find its answers fetched already, and its engine calls carry the batches of
+    the items after it. Any other call runs alone.
+    """
     started = time.perf_counter()
-    batches = session.batches
-    standard = isinstance(task, str) and samples is None
-    inputs: ItemInputs | None = batches.take_inputs((task, length, seed)) if batches is not None and standard else None
-    spec, depths = (inputs.spec, inputs.depths) if inputs else task_spec(session, task)
-    n = samples or session.config.samples
-    if not inputs and session.over_context(length):
-        return _over_length_result(session, spec, length, seed, n, threshold, started)
-    label = f"{spec.name}[{length}-seed{seed}]"
-    upcoming = batches.start((spec.name, length, seed), lambda t: session.data_missing(t) is None) if batches is not None else []
-    for cell in upcoming:  # generated once: kept until that item runs
-        batches.keep_inputs(cell, item_inputs(session, *cell))
-    extra = [r for cell in upcoming for r in batches.inputs[cell].requests]
-    sequential = None
-    if session.config.sequential and not inputs and not upcoming:  # lazily, in small batches, until the verdict is clear
-        from .sequential import SequentialTest, batch_size
-
-        limit = config_threshold(session.config, spec.name, threshold)
-        sequential = SequentialTest(limit / 100)
-        parts: Any = _sample_batches(session, spec, length, seed, n, batch_size(n))
-    elif inputs or upcoming or session.config.mapreduce:  # all at once: shared with other items or the twin
-        inputs = inputs or item_inputs(session, spec, length, seed, samples)
-        if session.config.mapreduce:
-            session.shared.keep(_share_key(spec, length, seed, n), inputs)
-        parts = [(inputs.samples, inputs.requests)]
-    else:
-        parts = _sample_batches(session, spec, length, seed, n)
-    refs: list[_Ref] = []
-    completions: list[Completion] = []
-    cached = prompt_tokens = 0
-    for generated, requests in parts:
-        got, from_cache = session.complete(requests + extra, label=f"{label} + {len(upcoming)} more items" if extra else label)
-        for r, c, hit in zip(extra, got[len(requests):], from_cache[len(requests):]):
-            if c.ok and not hit:
-                batches.keep_answer(prediction_key(session.identity, r), c)
-        extra = []
-        completions += got[: len(requests)]
-        cached += sum(from_cache[: len(requests)])
-        prompt_tokens += sum(len(r.prompt_ids) for r in requests)
-        refs += [_ref(s) for s in generated]
-        if sequential is not None and sequential.update(_sample_scores(spec, refs[-len(generated):], [c.text for c in got[: len(requests)]])):
-            break  # decided: the remaining samples are never generated
-    preds = [c.text for c in completions]
-    scores = _sample_scores(spec, refs, preds)
-    score, failures = grade(spec, refs, preds, [c.text if c.ok else f"<{c.finish_reason}: {c.error}>" for c in completions])
-    failed = [c for c in completions if c.finish_reason == "error"]
-    return item_result(
-        session.config, spec.name, length, seed, "native", threshold=threshold, started=started,
-        samples=len(completions), score=score, preds=preds,
-        error=f"{len(failed)} of {len(completions)} samples got no answer from the engine: {failed[0].error}" if failed else None,
-        over_length=sum(c.finish_reason == "over_length" for c in completions), errors=len(failed), cached=cached,
-        engine_calls=len(completions) - cached, prompt_tokens=prompt_tokens, failures=tuple(failures),
-        reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
-        depth_scores=_depth_scores(spec, depths, refs, preds) if depths else {},
-        sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores),
-        stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
-    )
+    standard = isinstance(task, str) and samples is None and threshold is None
+    work = session.queue.take((task, length, seed)) if standard else None
+    if work is None:
+        work = native_work(session, task, length, seed, samples=samples, threshold=threshold)
+    if work is None:
+        spec, _ = task_spec(session, task)
+        return _over_length_result(session, spec, length, seed, samples or session.config.samples, threshold, started)
+    session.queue.run(work, f"{work.spec.name}[{length}-seed{seed}]", ahead=standard)
+    if work.keep_samples:
+        session.shared.keep(_share_key(work.spec, length, seed, work.n), work.inputs())
+    return work.result(session, started)
 
 
 def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,

@@ -11,9 +11,10 @@ item's samples are generated), headed by ``position``
 ``Progress.working`` for the call, to report work inside a batch, and its
 ``on_wait`` the session's ``say``. The work of an item (generate, complete, grade, build the result) is in
 ``runner``; ``run_item`` and ``run_mapreduce_item`` hand off to it. Work shared
-between items sits in two named fields: ``batches`` (cross-item batching, set
-by the plugin) and ``shared`` (samples a native item leaves for its map-reduce
-twin), both from ``batching``.
+between items sits in two named fields: ``queue`` (``run.queue.EngineQueue``: an
+item's engine calls carry the batches of the items after it, up to
+``--ruler-batch-items`` items; the plugin tells it which items come next) and
+``shared`` (samples a native item leaves for its map-reduce twin, ``batching``).
 
 The engine is built lazily, on the first cache miss: a rerun served entirely
 from the cache never loads the model. The cache key needs the engine's
@@ -46,7 +47,8 @@ from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, de
 from ..engines.base import Completion
 from ..outside_text import shown
 from . import runner
-from .batching import CrossItemBatches, SharedSamples
+from .batching import SharedSamples
+from .queue import EngineQueue
 from .progress import Progress, generation_lines, terminal_stream
 from .runner import SAMPLES_PER_CALL
 from ..results import ItemResult
@@ -89,7 +91,7 @@ class RulerSession:
     _identity: Mapping[str, Any] | None = field(default=None, repr=False)
     _cache: PredictionCache | None = field(default=None, repr=False)
     engine_load_seconds: float = 0.0
-    batches: CrossItemBatches | None = field(default=None, repr=False)  # --ruler-batch-items: set by the plugin
+    _queue: EngineQueue | None = field(default=None, repr=False)  # built on first use (see ``queue``)
     shared: SharedSamples = field(default_factory=SharedSamples, repr=False)  # native samples for the map-reduce twin
     _engine_error: str | None = field(default=None, repr=False)
     _cache_off: bool = field(default=False, repr=False)
@@ -107,6 +109,13 @@ class RulerSession:
         self._terminal = terminal_stream()  # now, before pytest captures stderr
 
     # ---- lazily built parts -------------------------------------------------
+    @property
+    def queue(self) -> EngineQueue:
+        """The engine's queue across items (--ruler-batch-items of them; the plugin sets what comes next)."""
+        if self._queue is None:
+            self._queue = EngineQueue(self.config.batch_items, lambda cell: runner.upcoming_work(self, cell), self.complete)
+        return self._queue
+
     @property
     def engine_config(self) -> EngineConfig:
         c = self.config
@@ -237,11 +246,9 @@ class RulerSession:
         """
         keys = [prediction_key(self.identity, r) for r in requests]
         cache = self.cache
-        # answered in an earlier item's batch: an engine call of this run, not a cache hit
-        results: list[Completion | None] = [self.batches.take_answer(k) if self.batches else None for k in keys]
-        hits = cache.get_many([k for k, c in zip(keys, results) if c is None]) if cache is not None else {}
-        from_cache = [c is None and k in hits for k, c in zip(keys, results)]
-        results = [c if c is not None else hits.get(k) for k, c in zip(keys, results)]
+        hits = cache.get_many(keys) if cache is not None else {}
+        from_cache = [k in hits for k in keys]
+        results: list[Completion | None] = [hits.get(k) for k in keys]
         todo = [i for i, c in enumerate(results) if c is None]
         if todo:
             batch = [requests[i] for i in todo]

@@ -208,6 +208,23 @@ def test_over_length_answered_without_calling_the_server(tokenizer):
         assert len(server.posts()) == probes + 1  # only the short one went out
 
 
+def test_the_servers_cached_prompt_tokens_are_recorded(tokenizer):
+    """usage.prompt_tokens_details.cached_tokens (vLLM's server, OpenAI) becomes cached_tokens; a
+    server that does not say leaves it unknown (None), never 0."""
+    def caching(call):
+        if call.route == "/v1/completions" and call.body.get("max_tokens") == 8:
+            answer = stub.completion("ok", prompt_tokens=12)
+            answer["usage"]["prompt_tokens_details"] = {"cached_tokens": 10}
+            return 200, answer
+
+    with stub.StubServer(caching) as server:
+        [cached] = _engine(server.base_url).generate([_req(tokenizer)])
+    with stub.StubServer() as server:
+        [plain] = _engine(server.base_url).generate([_req(tokenizer)])
+    assert cached.ok and cached.cached_tokens == 10 and cached.prompt_tokens == 12
+    assert plain.ok and plain.cached_tokens is None
+
+
 def test_retries_429_then_503_then_success(tokenizer):
     def flaky(call):
         if call.path == "/v1/completions" and call.body.get("max_tokens") == 8:

@@ -377,8 +377,40 @@ class FakeLLM:
             ids = p["prompt_token_ids"]
             n = min(3, sp.kw["max_tokens"])
             choice = types.SimpleNamespace(text=f"answer-{len(ids)}", token_ids=[7] * n, finish_reason=FakeLLM.finish)
-            outs.append(types.SimpleNamespace(prompt_token_ids=list(ids), outputs=[choice]))
+            outs.append(types.SimpleNamespace(prompt_token_ids=list(ids), outputs=[choice], num_cached_tokens=len(ids) // 2))
         return outs
+
+
+class FakeSteppingLLM(FakeLLM):
+    """A fake vLLM >= 0.32: ``enqueue`` then ``llm_engine.step()``, one request finishing per
+    step, last enqueued first; internal ids "N-xxxxxxxx", outputs under "N"."""
+
+    crash_after_steps: int | None = None
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.queued: list = []
+        self.aborted: list = []
+        self.steps = 0
+        self.llm_engine.step = self._step
+        self.llm_engine.has_unfinished_requests = lambda: bool(self.queued)
+        self.llm_engine.abort_request = lambda ids, internal=False: self.aborted.extend(ids)
+
+    def enqueue(self, prompts, sampling_params=None, *, use_tqdm=True):
+        start = len(self.calls) * 100
+        outs = FakeLLM.generate(self, prompts, sampling_params, use_tqdm=use_tqdm)
+        ids = [f"{start + k}-abcd{k:04d}" for k in range(len(outs))]
+        for rid, out in zip(ids, outs):
+            out.request_id, out.finished = rid.split("-")[0], True
+            self.queued.append((rid, out))
+        return ids
+
+    def _step(self):
+        self.steps += 1
+        if self.crash_after_steps is not None and self.steps > self.crash_after_steps:
+            raise RuntimeError("engine core died")
+        rid, out = self.queued.pop()
+        return [out]
 
 
 class StubTokenizer:
@@ -482,6 +514,41 @@ def test_one_generate_call_per_batch_with_per_request_params(fake_vllm):
     assert out[2].completion_tokens == 2
     assert all(c.seconds >= 0 for c in out)
     assert out[0].seconds == out[2].seconds == out[3].seconds  # batch wall time / n
+
+
+def test_the_prefix_caches_share_of_each_prompt_is_recorded(fake_vllm):
+    engine = vmod.VLLMEngine(cfg())
+    out = engine.generate([req(10), req(21)])
+    assert [c.cached_tokens for c in out] == [5, 10]  # RequestOutput.num_cached_tokens
+
+
+def test_answers_arrive_one_by_one_where_vllm_steps_its_queue(fake_vllm):
+    """vLLM >= 0.32 (enqueue + step): on_result as each request finishes, so the cache keeps
+    it; the completions still come back in request order."""
+    fake_vllm.LLM = FakeSteppingLLM
+    engine = vmod.VLLMEngine(cfg())
+    seen = []
+    out = engine.generate([req(10), req(995, max_tokens=30), req(20), req(30)], on_result=lambda i, c: seen.append((i, c.text)))
+    (llm,) = FakeLLM.instances
+    assert llm.steps == 3 and not llm.queued
+    assert seen[:3] == [(3, "answer-30"), (2, "answer-20"), (0, "answer-10")]  # as they finished
+    assert seen[3][0] == 1 and len(seen) == 4  # the over-length one, told once like the others
+    assert [c.text for c in out] == ["answer-10", "", "answer-20", "answer-30"] and out[1].finish_reason == "over_length"
+
+
+def test_a_crash_while_stepping_keeps_what_finished_and_aborts_the_rest(fake_vllm):
+    fake_vllm.LLM = FakeSteppingLLM
+    FakeSteppingLLM.crash_after_steps = 1
+    try:
+        engine = vmod.VLLMEngine(cfg())
+        seen = []
+        out = engine.generate([req(10), req(20), req(30)], on_result=lambda i, c: seen.append((i, c.finish_reason)))
+    finally:
+        FakeSteppingLLM.crash_after_steps = None
+    (llm,) = FakeLLM.instances
+    assert seen[0] == (2, "stop") and sorted(seen[1:]) == [(0, "error"), (1, "error")]  # each told once
+    assert out[2].ok and out[0].finish_reason == out[1].finish_reason == "error" and "engine core died" in out[0].error
+    assert sorted(llm.aborted) == ["0-abcd0000", "1-abcd0001"]  # nothing left queued for the next call
 
 
 def test_all_over_length_batch_never_calls_vllm(fake_vllm):
@@ -621,7 +688,7 @@ def test_real_engine_on_the_embedded_model(tokenizer):
         identity = engine.identity()
     finally:
         engine.close()
-    assert seen == [0, 1, 2, 3, 4]
+    assert sorted(seen) == [0, 1, 2, 3, 4]  # each once, as it finished (vLLM >= 0.32 steps its queue)
     assert all(c.ok for c in out[:4]), [c.error for c in out]
     assert [c.prompt_tokens for c in out] == [r.prompt_tokens for r in requests]  # vLLM saw our ids: no BOS, no re-tokenizing
     assert all(0 < c.completion_tokens <= 128 and c.finish_reason == "stop" for c in out[:4])

@@ -97,13 +97,27 @@ def test_cache_makes_reruns_free_and_no_cache_disables_it(pytester):
 
 def test_a_crashed_run_keeps_finished_samples(pytester):
     base = [*SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=3"]
-    crashed = run(pytester, *base, "--ruler-engine-option=crash_after=4")
+    crashed = run(pytester, *base, "--ruler-engine-option=crash_after=4", "--ruler-batch-items=1")
     crashed.assert_outcomes(passed=1, failed=1)
     assert "scripted engine crashed after 4 completions" in crashed.stdout.str()
     run(pytester, *base, "--ruler-report=r.json").assert_outcomes(passed=2)
     items = {i["task"]: i for i in report(pytester)["items"]}
     assert items["niah_single_1"]["cached"] == 3
     assert items["vt"]["cached"] == 1 and items["vt"]["engine_calls"] == 2
+
+
+def test_a_crash_in_a_call_shared_by_items_keeps_every_answer_that_arrived(pytester):
+    """The default queue sends both items' 6 prompts in one call: the crash after 4 answers
+    is retried with the running item's batch alone, and the engine stays down for what it
+    has not answered; the rerun reuses all 4 answers and asks only for the other 2."""
+    base = [*SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=3"]
+    crashed = run(pytester, *base, "--ruler-engine-option=crash_after=4")
+    assert "scripted engine crashed after 4 completions" in crashed.stdout.str()
+    outcomes = crashed.parseoutcomes()  # vt fails for sure; niah passes if its 3 answers came before the crash
+    assert outcomes.get("failed", 0) >= 1 and outcomes.get("failed", 0) + outcomes.get("passed", 0) == 2
+    run(pytester, *base, "--ruler-report=r.json").assert_outcomes(passed=2)
+    items = report(pytester)["items"]
+    assert sum(i["cached"] for i in items) == 4 and sum(i["engine_calls"] for i in items) == 2
 
 
 def test_a_killed_run_keeps_finished_samples(pytester):
@@ -262,12 +276,14 @@ def pytest_ruler_summary(config, report):
     )
     args = ["--ruler-model=smollm2-135m", "--ruler-backend=counting", "--ruler-tasks=niah_single_1,vt,niah_multikey_2", "--ruler-lengths=1k,2k",
             "--ruler-samples=2", "--ruler-no-cache", "-s"]
-    one = run(pytester, *args, "--ruler-report=one.json")
+    one = run(pytester, *args, "--ruler-report=one.json", "--ruler-batch-items=1")
     many = run(pytester, *args, "--ruler-report=many.json", "--ruler-batch-items=3")
     assert "ENGINE CALLS [2, 2, 2, 2, 2, 2]" in one.stdout.str()
-    assert "ENGINE CALLS [6, 6]" in many.stdout.str()  # one call per length, across the three tasks
+    assert "ENGINE CALLS [6, 6]" in many.stdout.str()  # three items per call
+    default = run(pytester, *args, "--ruler-report=default.json")
+    assert "ENGINE CALLS [12]" in default.stdout.str()  # by default the whole run, both lengths, in one call
     key = lambda d: sorted((i["task"], i["length"], i["score"], i["engine_calls"], i["cached"]) for i in d["items"])  # noqa: E731
-    assert key(report(pytester, "one.json")) == key(report(pytester, "many.json"))
+    assert key(report(pytester, "one.json")) == key(report(pytester, "many.json")) == key(report(pytester, "default.json"))
     # with the cache on, items answered in an earlier item's batch still count as engine calls
     args = [a for a in args if a != "--ruler-no-cache"]
     run(pytester, *args, "--ruler-report=cached.json", "--ruler-batch-items=3")

@@ -314,8 +314,9 @@ def test_ctrl_c_writes_a_partial_report_and_no_verdict(pytester, monkeypatch):
     pytester.makeconftest(FLAKY_CONFTEST)
     monkeypatch.setenv("FLAKY_ACTION", "interrupt")
     # in-process pytester re-raises a Ctrl-C in the outer run unless told not to
+    # one item at a time: the Ctrl-C comes in vt's own engine call, after niah_single_1 finished
     result = pytester.runpytest("-p", "no:hypothesispytest", *FLAKY, "--ruler-lengths=1k", "--ruler-require-effective-length=1k",
-                                "--ruler-report=r.json", no_reraise_ctrlc=True)
+                                "--ruler-report=r.json", "--ruler-batch-items=1", no_reraise_ctrlc=True)
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert "interrupted after 1 of 2 items" in out
@@ -335,8 +336,11 @@ def _rows(db: Path) -> int:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "kill-9"])
 def test_a_signal_mid_run_loses_no_finished_prediction(pytester, sig):
+    # one item at a time: the signal comes in the second item's call, after the first finished
+    # (tests/integration/test_queue_plugin.py interrupts a call that several items share)
     args = [sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", *SCRIPTED, "--ruler-only",
-            "--ruler-tasks=niah_single_1", "--ruler-lengths=1k,2k", "--ruler-samples=4", f"--ruler-cache-dir={pytester.path / 'cache'}"]
+            "--ruler-tasks=niah_single_1", "--ruler-lengths=1k,2k", "--ruler-samples=4", f"--ruler-cache-dir={pytester.path / 'cache'}",
+            "--ruler-batch-items=1"]
     db = pytester.path / "cache" / "predictions.sqlite"
     # a shell's background job starts with SIGINT ignored, and Python then installs no Ctrl-C
     # handler: give the run the default disposition a terminal would
@@ -431,13 +435,18 @@ def test_a_mapreduce_twin_answers_the_samples_its_native_item_generated(monkeypa
                          mapreduce_config=MapReduceConfig(chunk_tokens=512))
     rs = session_mod.RulerSession(config, tmp_path)
     made: list[tuple[str, int]] = []
-    real_generate = tasks_mod.generate_samples
+    real_generate, real_iter = tasks_mod.generate_samples, tasks_mod.iter_samples
 
     def counting_generate(spec, length, **kw):
         made.append((spec.name, length))
         return real_generate(spec, length, **kw)
 
+    def counting_iter(spec, length, **kw):  # the native item's lazy batches
+        made.append((spec.name, length))
+        return real_iter(spec, length, **kw)
+
     monkeypatch.setattr(tasks_mod, "generate_samples", counting_generate)
+    monkeypatch.setattr(tasks_mod, "iter_samples", counting_iter)
     native = rs.run_item("niah_single_1", 1024)
     twin = rs.run_mapreduce_item("niah_single_1", 1024)
     assert made == [("niah_single_1", 1024)]  # generated once, for both modes

@@ -87,11 +87,11 @@ def test_the_command_line_wins_over_the_ini_file_and_the_preset():
         ({"hf-overrides": "{not json"}, {}, "--ruler-hf-overrides"),
         ({"engine-option": ["mode=nonsense"]}, {}, "--ruler-engine-option"),
         ({"engine-option": ["tensor_parallel_size=2"]}, {}, "--ruler-engine-option"),  # scripted declares no TP
-        ({"sequential": True, "batch-items": "4"}, {}, "--ruler-batch-items"),  # would silently not stop early
         ({"dtype": "float8"}, {}, "--ruler-dtype"),  # refused here, not by the engine per item
         ({}, {"dtype": "int4"}, "ruler_dtype"),
         ({"device": "gpu7"}, {}, "--ruler-device"),
         ({"device": "cuda:x"}, {}, "--ruler-device"),
+        ({"batch-items": "0"}, {}, "--ruler-batch-items"),
     ],
 )
 def test_a_bad_value_names_the_parameter_the_value_and_the_fix(argv, ini, parameter):
@@ -131,5 +131,7 @@ def test_the_long_preset_carries_sequential_stopping_and_error_bars():
     plain = config({"preset": "ci"})
     assert plain.sequential is False and plain.show_ci is False  # the other presets leave both off
     assert config({"preset": "long", "samples": "40"}).samples == 40  # explicit options still win
-    with pytest.raises(RulerUsageError, match="--ruler-batch-items"):  # the preset's sequential meets the usual check
-        config({"preset": "long", "batch-items": "2"})
+    # sequential stopping and the engine's queue across items go together (issue 22)
+    both = config({"preset": "long", "batch-items": "2"})
+    assert both.sequential is True and both.batch_items == 2
+    assert config({}).batch_items == 16  # items share engine calls by default

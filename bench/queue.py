@@ -1,0 +1,114 @@
+"""Benchmark: the engine's queue across items (issue 22) against one engine call per item.
+
+A fake engine (the scripted test engine, not a model) with an artificial cost shaped like a
+batching server's: each call costs ``--call-latency`` seconds, plus ``--step`` seconds per
+``--slots`` prompts it holds (prompts decode side by side, ``slots`` at a time). The same
+plugin command, in fresh processes without the prediction cache, alternating between
+``--ruler-batch-items=1`` (one item per call: the old default) and the new default;
+best wall time of each, whole run (start-up included: the same in both). Both runs must
+give the same predictions, and with ``--ruler-sequential`` the same verdicts.
+
+    python bench/queue.py [--samples 10] [--call-latency 0.5] [--step 0.05] [--slots 32] [--repeats 2]
+
+Writes bench/results/queue.json; ``ratio`` is the new default's wall time over the baseline's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CONFTEST = """
+import math, os, time
+from pytest_ruler.engines.scripted import ScriptedEngine
+
+class FakeLatencyEngine(ScriptedEngine):
+    '''The scripted test engine with a batching server's cost: a fixed cost per call and one
+    decode step per SLOTS prompts.'''
+    name = "fake_latency"
+    def generate(self, requests, on_result=None):
+        n = len(requests)
+        time.sleep(float(os.environ["FAKE_CALL_LATENCY"]) + float(os.environ["FAKE_STEP"]) * math.ceil(n / int(os.environ["FAKE_SLOTS"])))
+        with open("calls.txt", "a") as f:
+            f.write(f"{n}\\n")
+        return super().generate(requests, on_result)
+
+def pytest_ruler_register(registry):
+    registry.engine("fake_latency", FakeLatencyEngine)
+"""
+
+
+def run(args: list[str], cwd: Path, env: dict) -> tuple[float, dict, list[int]]:
+    report, calls = cwd / "r.json", cwd / "calls.txt"
+    calls.unlink(missing_ok=True)
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args,
+                           f"--ruler-report={report}"], cwd=cwd, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - t
+    if not report.is_file():
+        raise SystemExit(f"the run wrote no report:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return seconds, json.loads(report.read_text()), [int(n) for n in calls.read_text().split()]
+
+
+def key(report: dict, *fields: str) -> list:
+    return sorted(tuple(json.dumps(i[f], sort_keys=True) for f in ("task", "length", "seed", *fields)) for i in report["items"])
+
+
+def main() -> int:
+    import os
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks", default="niah_single_1,niah_single_2,niah_multikey_1,niah_multikey_2,niah_multivalue,vt,cwe,fwe")
+    ap.add_argument("--lengths", default="1k,2k")
+    ap.add_argument("--samples", type=int, default=10)
+    ap.add_argument("--call-latency", type=float, default=0.5)
+    ap.add_argument("--step", type=float, default=0.05)
+    ap.add_argument("--slots", type=int, default=32)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "queue.json"))
+    ns = ap.parse_args()
+    env = dict(os.environ, FAKE_CALL_LATENCY=str(ns.call_latency), FAKE_STEP=str(ns.step), FAKE_SLOTS=str(ns.slots),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    base = ["--ruler-model=smollm2-135m", "--ruler-backend=fake_latency", f"--ruler-tasks={ns.tasks}", f"--ruler-lengths={ns.lengths}",
+            f"--ruler-samples={ns.samples}", "--ruler-no-cache", "--ruler-only"]
+    settings = {"one_item_per_call": ["--ruler-batch-items=1"], "default": []}
+    out: dict = {"engine": "fake_latency (the scripted test engine with an artificial cost, not a model)",
+                 "cost": {"call_latency_s": ns.call_latency, "step_s": ns.step, "slots": ns.slots},
+                 "tasks": ns.tasks, "lengths": ns.lengths, "samples_per_item": ns.samples}
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        (cwd / "conftest.py").write_text(CONFTEST)
+        for mode, extra in (("full", []), ("sequential", ["--ruler-sequential"])):
+            best = {name: float("inf") for name in settings}
+            seen: dict = {}
+            for _ in range(ns.repeats):
+                for name, flags in settings.items():
+                    seconds, report, calls = run([*base, *extra, *flags], cwd, env)
+                    best[name] = min(best[name], seconds)
+                    seen[name] = (report, calls)
+            (one, one_calls), (new, new_calls) = seen["one_item_per_call"], seen["default"]
+            out[mode] = {
+                "items": len(new["items"]),
+                "wall_s_one_item_per_call": round(best["one_item_per_call"], 2), "wall_s_default": round(best["default"], 2),
+                "ratio": round(best["default"] / best["one_item_per_call"], 3),
+                "engine_calls_one_item_per_call": len(one_calls), "engine_calls_default": len(new_calls),
+                "prompts_one_item_per_call": sum(one_calls), "prompts_default": sum(new_calls),
+                "same_predictions": key(one, "predictions") == key(new, "predictions"),
+                "same_verdicts": key(one, "passed", "samples", "stopped") == key(new, "passed", "samples", "stopped"),
+            }
+    out["note"] = "wall time of the whole pytest process, best of the repeats, runs alternating; ratio = default / one item per call"
+    print(json.dumps(out, indent=1))
+    Path(ns.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(ns.out).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
