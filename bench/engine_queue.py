@@ -8,9 +8,9 @@ plugin command, in fresh processes without the prediction cache, alternating bet
 best wall time of each, whole run (start-up included: the same in both). Both runs must
 give the same predictions, and with ``--ruler-sequential`` the same verdicts.
 
-    python bench/queue.py [--samples 10] [--call-latency 0.5] [--step 0.05] [--slots 32] [--repeats 2]
+    python bench/engine_queue.py [--samples 10] [--call-latency 0.5] [--step 0.05] [--slots 32] [--repeats 2]
 
-Writes bench/results/queue.json; ``ratio`` is the new default's wall time over the baseline's.
+Writes bench/results/engine_queue.json; ``ratio`` is the new default's wall time over the baseline's.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def main() -> int:
     ap.add_argument("--step", type=float, default=0.05)
     ap.add_argument("--slots", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "queue.json"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "engine_queue.json"))
     ns = ap.parse_args()
     env = dict(os.environ, FAKE_CALL_LATENCY=str(ns.call_latency), FAKE_STEP=str(ns.step), FAKE_SLOTS=str(ns.slots),
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
