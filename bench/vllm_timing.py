@@ -4,19 +4,20 @@
     python bench/vllm_timing.py OUT.json lm_eval ARGS...      # lm-evaluation-harness (its CLI)
     python bench/vllm_timing.py OUT.json plain PROMPTS.json   # one LLM.generate over saved prompts
 
-Data flow: process start (``t0``) ──► import vllm, wrap ``LLM.generate`` (a class
-attribute, so every later ``from vllm import LLM`` gets it) ──► run the program ──►
+Data flow: process start (``t0``) ──► import vllm, wrap ``LLM.generate``, ``LLM.enqueue`` and
+``LLMEngine.step`` (class attributes, so every later ``from vllm import LLM`` gets them) ──► run the program ──►
 at exit write OUT.json:
 
 - ``wall_s``: process start to the program's end (interpreter start-up excluded for
   all tools alike);
-- ``first_request_s``: process start to the first ``generate`` call (start-up: imports,
-  sample generation, engine start);
-- ``generation_span_s``: first ``generate`` entry to last ``generate`` exit (the
+- ``first_request_s``: process start to the first ``generate`` or ``enqueue`` call (start-up:
+  imports, sample generation, engine start);
+- ``generation_span_s``: that first call to the last request finished (the
   generation phase, gaps between calls included: a plugin that makes the engine wait
   pays for it here);
-- ``inside_generate_s``, ``generate_calls``, ``prompts``;
-- ``prompt_tokens``: ``len(prompt_token_ids)`` summed over the returned outputs (what
+- ``inside_generate_s`` (inside blocking ``generate`` calls), ``generate_calls`` (``generate`` and
+  ``enqueue`` calls), ``prompts`` (finished requests);
+- ``prompt_tokens``: ``len(prompt_token_ids)`` summed over the finished outputs (what
   vLLM saw, counted by the model's own tokenizer for every tool);
 - ``cached_prompt_tokens``: ``num_cached_tokens`` summed (vLLM's prefix-cache hits);
 - ``completion_tokens``.
@@ -41,28 +42,48 @@ SPAN: list[float] = []
 
 
 def _wrap_generate() -> None:
+    """Time the three ways in: ``LLM.generate`` (lm-eval, the plain script), ``LLM.enqueue``
+    (pytest-ruler's stepped engine) and the step loop both run on (``LLMEngine.step``), where
+    finished requests are counted once whoever sent them."""
     import vllm
+    from vllm.v1.engine.llm_engine import LLMEngine
 
-    original = vllm.LLM.generate
+    def entered() -> None:
+        if not SPAN:
+            SPAN.append(time.monotonic())
 
-    def timed(self, *args, **kwargs):
-        start = time.monotonic()
-        SPAN.append(start) if not SPAN else None
-        try:
-            outputs = original(self, *args, **kwargs)
-        finally:
-            end = time.monotonic()
-            STATS["inside_generate_s"] += end - start
-            STATS["generate_calls"] += 1
-            SPAN[1:] = [end]
-        for o in outputs:
+    for name in ("generate", "enqueue"):
+        original = getattr(vllm.LLM, name, None)
+        if original is None:
+            continue
+
+        def timed(self, *args, _original=original, _name=name, **kwargs):
+            entered()
+            start = time.monotonic()
+            try:
+                return _original(self, *args, **kwargs)
+            finally:
+                STATS["generate_calls"] += 1
+                if _name == "generate":
+                    STATS["inside_generate_s"] += time.monotonic() - start
+
+        setattr(vllm.LLM, name, timed)
+
+    original_step = LLMEngine.step
+
+    def step(self, *args, **kwargs):
+        outputs = original_step(self, *args, **kwargs)
+        done = [o for o in outputs if getattr(o, "finished", False)]
+        if done:
+            SPAN[1:] = [time.monotonic()]
+        for o in done:
             STATS["prompts"] += 1
             STATS["prompt_tokens"] += len(o.prompt_token_ids or ())
             STATS["cached_prompt_tokens"] += int(getattr(o, "num_cached_tokens", 0) or 0)
             STATS["completion_tokens"] += sum(len(c.token_ids) for c in o.outputs)
         return outputs
 
-    vllm.LLM.generate = timed
+    LLMEngine.step = step
 
 
 def _write(path: str) -> None:
