@@ -40,7 +40,8 @@ def test_the_cli_gate_fails_a_report_with_errored_items(pytester, monkeypatch, c
 def test_the_cli_gate_gives_no_verdict_on_an_interrupted_run(pytester, monkeypatch, capsys):
     pytester.makeconftest(FLAKY_CONFTEST)
     monkeypatch.setenv("FLAKY_ACTION", "interrupt")
-    pytester.runpytest("-p", "no:hypothesispytest", *FLAKY, "--ruler-lengths=1k", "--ruler-report=r.json", no_reraise_ctrlc=True)
+    # one item per engine call: the premise is that the first item finished before the Ctrl-C
+    pytester.runpytest("-p", "no:hypothesispytest", *FLAKY, "--ruler-lengths=1k", "--ruler-batch-items=1", "--ruler-report=r.json", no_reraise_ctrlc=True)
     capsys.readouterr()
     assert main(["gate", str(pytester.path / "r.json"), "--require-effective-length=1k"]) == 2
     assert "gate NOT DECIDED: interrupted after 1 of 2 items" in capsys.readouterr().out

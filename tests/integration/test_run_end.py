@@ -73,7 +73,8 @@ def pytest_ruler_summary(config, report):
     return []
 '''
 FAKE = ["--ruler-model=smollm2-135m", "--ruler-backend=fake", "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k",
-        "--ruler-samples=1", "--ruler-no-cache", "--ruler-require-effective-length=1k"]
+        "--ruler-samples=1", "--ruler-no-cache", "--ruler-require-effective-length=1k",
+        "--ruler-batch-items=1"]  # one item per engine call: niah_single_1 finishes before vt's call waits
 
 
 def _wait_for(path: Path, proc: subprocess.Popen) -> None:
