@@ -807,11 +807,38 @@ def scores(report: dict) -> dict:
     return {(i["task"], i["length"], i["seed"]): i["score"] for i in report["items"]}
 
 
+# The real vllm engine, its generate calls counted (sizes to calls.txt) and each answer's arrival
+# noted with whether other requests were still running (arrivals.txt): a wrapper for the test, the
+# engine itself unchanged (the engine's queue, issue 22: one call for the run, answers as they finish).
+COUNTING_CONFTEST = """
+from pytest_ruler.engines.vllm import VLLMEngine
+
+_generate = VLLMEngine.generate
+
+
+def counted_generate(self, requests, on_result=None):
+    with open("calls.txt", "a") as f:
+        f.write(f"{len(requests)}\\n")
+
+    def told(i, c):
+        with open("arrivals.txt", "a") as f:
+            f.write(f"{i} {int(self._llm.llm_engine.has_unfinished_requests())}\\n")
+        on_result(i, c)
+
+    return _generate(self, requests, told if on_result else None)
+
+
+VLLMEngine.generate = counted_generate
+"""
+
+
 @pytest.fixture(scope="module")
 def plugin_runs(tmp_path_factory):
     """The same items through hf and through vllm (-n 0), once for the module."""
     needs_vllm()
     base = tmp_path_factory.mktemp("vllm-plugin")
+    (base / "vllm").mkdir()
+    (base / "vllm" / "conftest.py").write_text(COUNTING_CONFTEST)
     return {"hf": run_plugin(base / "hf", "--ruler-backend=hf"),
             "vllm": run_plugin(base / "vllm", "--ruler-backend=vllm", "-s"),
             "folder": base / "vllm"}
@@ -833,6 +860,21 @@ def test_real_vllm_through_the_plugin_agrees_with_hf(plugin_runs):
         assert abs(item["score"] - hf_items[key]["score"]) <= SCORE_TOLERANCE, (key, item["score"], hf_items[key]["score"], item["failures"])
     assert vl_items[("niah_single_1", 1024)]["score"] == 100.0
     assert vl["leftovers"] == []  # the engine core went with the run
+
+
+@pytest.mark.slow
+def test_real_vllm_gets_the_whole_run_in_one_call_and_reports_the_prefix_cache_share(plugin_runs):
+    """The engine's queue (issue 22): both items' prompts in one vLLM call, each answer handed back
+    (and cached) as it finishes while others still run, and vLLM's prefix-cache share in the report."""
+    folder, data = plugin_runs["folder"], plugin_runs["vllm"]["report"]
+    assert [int(n) for n in (folder / "calls.txt").read_text().split()] == [8]  # 2 items x 4 samples, one call
+    arrivals = [line.split() for line in (folder / "arrivals.txt").read_text().splitlines()]
+    assert sorted(int(i) for i, _ in arrivals) == list(range(8))  # each answer handed back once
+    assert arrivals[0][1] == "1"  # the first while the others ran
+    total = data["prefix_cache"]
+    assert total["prompt_tokens"] == sum(i["prompt_tokens"] for i in data["items"])
+    # the chat template's opening is shared by every prompt, the haystack's by a task's samples
+    assert 0 < total["cached_tokens"] < total["prompt_tokens"] and total["share"] > 0
 
 
 @pytest.mark.slow
