@@ -17,3 +17,19 @@ def run(pytester, *args):
 
 def report(pytester, name="r.json"):
     return json.loads((pytester.path / name).read_text())
+
+
+def wait_for_cached(db, count: int, timeout: float = 120) -> int:
+    """Poll the prediction cache ``db`` until it holds ``count`` completions (or ``timeout`` passes); how many it holds."""
+    import sqlite3
+    import time
+
+    done, deadline = 0, time.time() + timeout
+    while time.time() < deadline and done < count:
+        time.sleep(0.3)
+        if db.exists():
+            try:
+                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM completions").fetchone()[0]
+            except sqlite3.Error:
+                pass
+    return done

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from .helpers import SCRIPTED, XDIST, report, run
+from .helpers import SCRIPTED, XDIST, report, run, wait_for_cached
 
 
 def test_plain_pytest_is_unchanged(pytester):
@@ -124,17 +124,7 @@ def test_a_killed_run_keeps_finished_samples(pytester):
     args = [sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", *SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=40", "--ruler-engine-option=delay=0.1"]
     proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = pytester.path / ".pytest_cache" / "d" / "ruler" / "predictions.sqlite"
-    deadline = time.time() + 120
-    import sqlite3
-
-    done = 0
-    while time.time() < deadline and done < 5:
-        time.sleep(0.3)
-        if db.exists():
-            try:
-                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM completions").fetchone()[0]
-            except sqlite3.Error:
-                pass
+    done = wait_for_cached(db, 5)
     proc.kill()
     proc.wait()
     assert done >= 5

@@ -11,11 +11,10 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from .helpers import XDIST, report, run
+from .helpers import XDIST, report, run, wait_for_cached
 
 FAKE_CONFTEST = """
 import os
@@ -105,16 +104,7 @@ def test_a_killed_run_keeps_the_answers_of_a_shared_call(pytester, sig):
     proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal would
     db = pytester.path / ".pytest_cache" / "d" / "ruler" / "predictions.sqlite"
-    import sqlite3
-
-    done, deadline = 0, time.time() + 120
-    while time.time() < deadline and done < 5:
-        time.sleep(0.3)
-        if db.exists():
-            try:
-                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM completions").fetchone()[0]
-            except sqlite3.Error:
-                pass
+    done = wait_for_cached(db, 5)
     proc.send_signal(sig)
     proc.wait(timeout=60)
     assert done >= 5
