@@ -56,6 +56,8 @@ from .parsers import (
     parse_score,
     parse_seeds,
     parse_significance,
+    parse_marker,
+    parse_template_kwargs,
     parse_text,
 )
 
@@ -125,6 +127,13 @@ _OPTIONS: tuple[Option, ...] = (
     Option("markdown", "write the Markdown table here", parse_path, metavar="PATH"),
     Option("plots", "write PNG plots (score vs length; depth x length) into this folder", parse_path, metavar="DIR"),
     Option("chat-template", "auto (the model's own), none (RULER's base template) or a Jinja file", default="auto", metavar="auto|none|PATH"),
+    # thinking models (run.reasoning, engines.thinking)
+    Option("think-budget", "thinking tokens on top of each task's answer budget: a thinking call of N tokens, then the answer "
+           "after the thinking with RULER's answer prefix (at most N + tokens_to_generate)", integer(1), metavar="N"),
+    Option("chat-template-kwargs", "KEY=VALUE passed to the chat template's render, repeatable (e.g. enable_thinking=false)",
+           parse_template_kwargs, metavar="KEY=VALUE"),
+    Option("think-start", "the text that opens a model's thinking", parse_marker, "<think>", metavar="TEXT"),
+    Option("think-end", "the text that ends a model's thinking: the answer is what follows it", parse_marker, "</think>", metavar="TEXT"),
     Option("cache-dir", "prediction cache folder (default: inside pytest's cache dir)", parse_path, metavar="DIR"),
     Option("no-cache", "do not read or write the prediction cache", parse_flag, flag=True),
     Option("only", "run only the RULER items, not the other collected tests", parse_flag, flag=True),
@@ -171,6 +180,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 _BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+REPEATABLE = ("engine-option", "chat-template-kwargs")  # options given several times (argparse append)
 
 
 def option(name: str) -> Option:
@@ -215,7 +225,7 @@ def add_options(parser: Any) -> None:
             group.addoption(f"--ruler-{opt.name}", action="store_true", default=None, dest=option_dest(opt.name), help=argparse_help(opt.help))
             parser.addini(option_dest(opt.name), opt.help, type="bool", default=False)
         else:
-            extra = {"action": "append"} if opt.name == "engine-option" else {}
+            extra = {"action": "append"} if opt.name in REPEATABLE else {}
             shown = opt.help + (f" [default: {opt.default}]" if opt.default else "")
             group.addoption(f"--ruler-{opt.name}", default=None, dest=option_dest(opt.name), metavar=opt.metavar, help=argparse_help(shown), **extra)
             parser.addini(option_dest(opt.name), opt.help, default=None)
@@ -292,6 +302,10 @@ class RulerConfig:
     markdown: Path | None = spec_default("markdown")
     plots: Path | None = spec_default("plots")
     chat_template: str = spec_default("chat-template")
+    think_budget: int | None = spec_default("think-budget")  # thinking tokens apart from the answer's (run.reasoning)
+    chat_template_kwargs: Mapping[str, Any] = field(default_factory=dict)  # --ruler-chat-template-kwargs
+    think_start: str = spec_default("think-start")
+    think_end: str = spec_default("think-end")
     cache_dir: Path | None = spec_default("cache-dir")
     no_cache: bool = spec_default("no-cache")
     only: bool = spec_default("only")

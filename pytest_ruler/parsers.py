@@ -172,3 +172,24 @@ def parse_key_values(values: Any, where: str = "--ruler-engine-option") -> dict[
     return out
 
 
+def parse_template_kwargs(where: str, raw: Any) -> dict[str, Any]:
+    """``--ruler-chat-template-kwargs``: KEY=VALUE pairs (repeatable; values as JSON where they
+    parse: ``enable_thinking=false`` is the boolean) for the chat template's render."""
+    out: dict[str, Any] = {}
+    for v in raw if isinstance(raw, list) else [raw]:
+        for item in (p for p in str(v).split(",") if p.strip()):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip().isidentifier():
+                raise RulerUsageError(where, item, "write KEY=VALUE with KEY a template variable, e.g. enable_thinking=false")
+            if key.strip() in ("messages", "add_generation_prompt", "bos_token", "eos_token"):
+                raise RulerUsageError(where, item, f"{key.strip()} is set by pytest-ruler when it renders the template; pass other keys")
+            out[key.strip()] = _parse_value(value.strip())
+    return out
+
+
+def parse_marker(where: str, raw: Any) -> str:
+    """A thinking marker (``--ruler-think-start`` / ``--ruler-think-end``): text that is not blank."""
+    text = str(raw)
+    if not text.strip():
+        raise RulerUsageError(where, raw, "give the text that opens or closes the model's thinking, e.g. <think> and </think>")
+    return text

@@ -62,6 +62,9 @@ class GenerationRequest:
     prompt_ids: tuple[int, ...]
     max_tokens: int
     stop: tuple[str, ...] = ()
+    # the end of ``prompt`` that is RULER's answer prefix ("" when unknown): with a think budget
+    # it goes after the thinking (run.reasoning), never before it; not part of the cache key
+    answer_prefix: str = ""
 
     @property
     def prompt_tokens(self) -> int:
@@ -81,6 +84,13 @@ class Completion:
     # prompt tokens the engine served from its prefix cache, where it reports them (vLLM's
     # RequestOutput.num_cached_tokens, an OpenAI server's usage.prompt_tokens_details.cached_tokens)
     cached_tokens: int | None = None
+    # a thinking model's reasoning, where the engine got it apart from the answer (a server's
+    # ``reasoning`` / ``reasoning_content`` field); None: none given apart (it may be in ``text``)
+    reasoning: str | None = None
+    # set after the thinking is split off (run.reasoning, engines.thinking): the outcome
+    # (engines.thinking.OUTCOMES) and the tokens spent thinking; ``text`` is then the answer
+    outcome: str | None = None
+    thinking_tokens: int = 0
 
     @property
     def ok(self) -> bool:

@@ -34,6 +34,11 @@ answer*: a sample with ``finish_reason`` ``"malformed"`` and an error naming
 it, scored as no answer, never cached, and not an engine error (the other
 samples and the item go on). An HTTP failure is ``finish_reason`` ``"error"``.
 
+Reasoning: a server that parses a thinking model's reasoning apart gives it as ``reasoning``
+(current vLLM) or ``reasoning_content`` (older vLLM, other servers), in ``message`` (chat) or
+the choice (completions); it is kept, scrubbed, as ``Completion.reasoning`` and the answer is the
+content (``None`` content: an empty answer). Splitting and counting is :mod:`.thinking`'s.
+
 Cache identity: base URL, model, endpoint, prompt format, ``extra_body``, and
 ``served_model``: what ``GET /models`` says about the model, without the
 fields that change per call (:func:`~.openai_server.model_card`).
@@ -102,6 +107,26 @@ def _answer_text(choice: Mapping[str, Any], *, chat: bool) -> tuple[str, str | N
     except UnicodeEncodeError as exc:
         return "", f"{field} holds a lone surrogate (U+{ord(value[exc.start]):04X}), which is not Unicode text"
     return value, None
+
+
+REASONING_FIELDS = ("reasoning", "reasoning_content")  # current vLLM's name first, then older vLLM's and others'
+
+
+def _reasoning_text(choice: Mapping[str, Any], *, chat: bool) -> str | None:
+    """A thinking model's reasoning where the server parsed it apart (``--reasoning-parser``):
+    ``reasoning`` or ``reasoning_content``, beside the answer; None when it gave none as text."""
+    holder = choice.get("message") if chat else choice
+    if not isinstance(holder, dict):
+        return None
+    for name in REASONING_FIELDS:
+        value = holder.get(name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+            return value
+    return None
 
 
 def _count(value: Any) -> int | None:
@@ -277,6 +302,8 @@ class OpenAIEngine(OpenAIServer, EngineBase):
         if problem is not None:
             return self._malformed(request, f"{where}: {problem}", start)
         text = scrub(text)  # the parsed answer, never the raw JSON (one rule: secrets.scrub)
+        reasoning = _reasoning_text(choice, chat=self.endpoint == "chat")
+        reasoning = scrub(reasoning) if reasoning is not None else None
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         prompt_tokens = _count(usage.get("prompt_tokens"))
         completion_tokens = _count(usage.get("completion_tokens"))
@@ -293,6 +320,7 @@ class OpenAIEngine(OpenAIServer, EngineBase):
             finish_reason=shown(reason, limit=40),
             seconds=time.perf_counter() - start,
             cached_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
+            reasoning=reasoning,
         )
 
     def _check_model_name(self, answered: Any) -> None:

@@ -20,10 +20,16 @@ Modes (``--ruler-engine-option=mode=...``):
 - ``empty``: always answers "".
 - ``echo``: answers the last 40 characters of the prompt.
 - ``error``: every request fails (finish_reason "error").
+- ``thinking``: a stand-in for a thinking model (not one): it writes ``<think>``, ``think_tokens``
+  tokens of thinking (default 200), ``</think>``, then the oracle's answer, all within the
+  request's ``max_tokens`` (cut there, finish_reason ``"length"``). A prompt that already holds
+  ``</think>`` (the answer call of ``--ruler-think-budget``) gets the oracle's answer alone; a
+  prompt that ends inside ``<think>`` (a template that opened it) gets no second ``<think>``.
+  Stop strings are honoured (cut before the first, not included).
 - ``crash_after=N``: raises after N completions (to test that finished work is kept).
 
 Options: :mod:`.scripted_options` declares them (``max_context``, ``mode``, ``crash_after``,
-``delay``, ``fail_load``); they are coerced by :mod:`.options`. Its context is
+``delay``, ``think_tokens``, ``fail_load``); they are coerced by :mod:`.options`. Its context is
 ``max_context`` unless ``--ruler-max-model-len`` says otherwise (:mod:`.context`).
 """
 
@@ -36,9 +42,10 @@ from typing import Any, Mapping, Sequence
 from ..tasks.tokenizer import load_tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .options import engine_options
+from .thinking import Markers, opens_thinking
 from .scripted_options import DEFAULT_CONTEXT, MODES, OPTIONS  # noqa: F401 - DEFAULT_CONTEXT, MODES: their home is scripted_options
 
-__all__ = ["OPTIONS", "ScriptedEngine", "know_nothing_answer", "oracle_answer", "record_oracle"]
+__all__ = ["OPTIONS", "ScriptedEngine", "know_nothing_answer", "oracle_answer", "record_oracle", "thinking_answer"]
 
 
 def _map_chunk(prompt: str) -> tuple[str, str]:
@@ -118,6 +125,15 @@ def oracle_answer(prompt: str) -> str:
     return ""
 
 
+def thinking_answer(prompt: str, think_tokens: int, markers: Markers = Markers()) -> str:
+    """A thinking stand-in's whole output: thinking of about ``think_tokens`` tokens, then the oracle's answer."""
+    answer = oracle_answer(prompt)
+    if markers.end in prompt and not opens_thinking(prompt, markers):
+        return answer  # a closed thinking block in the prompt (a forced answer, or thinking turned off): answer
+    opening = "" if opens_thinking(prompt, markers) else markers.start
+    return f"{opening}\nLet me find it.{' step' * max(0, think_tokens - 5)}\n{markers.end}\n\n{answer.lstrip()}"
+
+
 class ScriptedEngine(EngineBase):
     name = "scripted"
     options = OPTIONS  # a subclass registered under another name declares the same options
@@ -131,16 +147,31 @@ class ScriptedEngine(EngineBase):
         self.max_context = int(self.context_length(config).tokens)  # max_context always has a value
         self.crash_after = opts["crash_after"]
         self.delay = opts["delay"]
+        self.think_tokens = opts["think_tokens"]
         self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
         self.calls = 0
 
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
-        mode = engine_options(config, "scripted")["mode"]
-        return {"engine": "scripted (test engine, not a model)", "mode": mode, "tokenizer": config.tokenizer or "smollm2-135m"}
+        opts = engine_options(config, "scripted")
+        thinking = {"think_tokens": opts["think_tokens"]} if opts["mode"] == "thinking" else {}
+        return {"engine": "scripted (test engine, not a model)", "mode": opts["mode"], "tokenizer": config.tokenizer or "smollm2-135m", **thinking}
 
     def identity(self) -> Mapping[str, Any]:
-        return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name}
+        thinking = {"think_tokens": self.think_tokens} if self.mode == "thinking" else {}
+        return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name, **thinking}
+
+    def _thinking(self, r: GenerationRequest) -> Completion:
+        text = thinking_answer(r.prompt, self.think_tokens)
+        finish = "stop"
+        for s in r.stop:
+            if s in text:
+                text = text[: text.find(s)]
+        ids = self.tokenizer.encode(text)
+        if len(ids) > r.max_tokens:
+            ids, finish = ids[: r.max_tokens], "length"
+            text = self.tokenizer.decode(ids)
+        return Completion(text, r.prompt_tokens, len(ids), finish, 0.0)
 
     def generate(self, requests: Sequence[GenerationRequest], on_result: ResultCallback | None = None) -> list[Completion]:
         run, refused = check_context(requests, self.max_context)
@@ -157,6 +188,8 @@ class ScriptedEngine(EngineBase):
                 r = requests[i]
                 if self.mode == "error":
                     c = Completion("", r.prompt_tokens, 0, "error", 0.0, "scripted failure")
+                elif self.mode == "thinking":
+                    c = self._thinking(r)
                 else:
                     text = {"oracle": lambda: oracle_answer(r.prompt), "know_nothing": lambda: know_nothing_answer(r.prompt), "empty": lambda: "", "echo": lambda: r.prompt[-40:]}[self.mode]()
                     c = Completion(text, r.prompt_tokens, len(self.tokenizer.encode(text)), "stop", 0.0)

@@ -9,7 +9,7 @@ from .options import EngineOption
 
 __all__ = ["DEFAULT_CONTEXT", "MODES", "OPTIONS"]
 
-MODES = ("oracle", "know_nothing", "empty", "echo", "error")
+MODES = ("oracle", "know_nothing", "empty", "echo", "error", "thinking")
 DEFAULT_CONTEXT = 131072
 
 OPTIONS: tuple[EngineOption, ...] = (
@@ -17,5 +17,6 @@ OPTIONS: tuple[EngineOption, ...] = (
     EngineOption("max_context", "int", DEFAULT_CONTEXT, "the context it claims (--ruler-max-model-len wins)", minimum=1),
     EngineOption("crash_after", "int", None, "raise after this many completions (finished work must be kept)", minimum=0),
     EngineOption("delay", "float", 0.0, "seconds per request", minimum=0.0),
+    EngineOption("think_tokens", "int", 200, "mode=thinking: tokens it thinks before it answers as the oracle does", minimum=0),
     EngineOption("fail_load", "str", None, "refuse to build, with this text (tests of a failing load)"),
 )

@@ -131,6 +131,8 @@ class CallRecord:
     confidence: float | None = None
     dropped: list[str] = field(default_factory=list)
     output: str = ""
+    outcome: str | None = None  # a thinking model's (engines.thinking.OUTCOMES), as for a native sample
+    thinking_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,7 +196,7 @@ class MapReducer:
     # ---- prompts -------------------------------------------------------------
     def _request(self, user: str, prefix: str, max_tokens: int) -> GenerationRequest:
         prompt = self.frame.wrap(user) + prefix
-        return GenerationRequest(prompt, tuple(self.tok.encode(prompt)), max_tokens)
+        return GenerationRequest(prompt, tuple(self.tok.encode(prompt)), max_tokens, answer_prefix=prefix)
 
     def _fits(self, r: GenerationRequest) -> bool:
         return r.prompt_tokens + r.max_tokens <= self.window
@@ -268,6 +270,7 @@ class MapReducer:
             doc=doc_i, stage=stage, round=rnd, parts=parts, prompt_tokens=req.prompt_tokens,
             completion_tokens=c.completion_tokens, finish_reason=c.finish_reason, seconds=round(c.seconds, 3),
             cached=hit, output=c.text if c.ok else f"<{c.finish_reason}: {c.error}>",
+            outcome=c.outcome, thinking_tokens=c.thinking_tokens,
         )
 
     def _parse(self, doc: Document, call: CallRecord, c: Completion, source: str, chunk: str | None) -> Record:

@@ -95,6 +95,12 @@ def build_config(config: Any) -> RulerConfig:
     chat = run["chat_template"]
     if chat not in ("auto", "none", "base") and not Path(chat).expanduser().is_file():
         raise RulerUsageError("--ruler-chat-template", chat, "use auto (the model's own), none (base prompts) or a path to a Jinja file")
+    if run.get("chat_template_kwargs") and chat in ("none", "base"):
+        raise RulerUsageError("--ruler-chat-template-kwargs", raw_value(config, "chat-template-kwargs"),
+                              f"--ruler-chat-template={chat} renders no chat template, so these would go unused: "
+                              "use --ruler-chat-template=auto (the model's own) or a Jinja file, or drop them")
+    if run["think_start"] == run["think_end"]:
+        raise RulerUsageError("--ruler-think-end", run["think_end"], "the end of the thinking must differ from its start (--ruler-think-start)")
     if run.get("baseline") is not None and not run["baseline"].is_file():
         raise RulerUsageError("--ruler-baseline", raw_value(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
     run.update(

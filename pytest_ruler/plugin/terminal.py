@@ -17,12 +17,13 @@ active. Its hooks hand off to the core:
 
 On the controller only. ``Registry`` is what ``pytest_ruler_register`` hooks receive.
 
-Public names: ``RulerPlugin``, ``header_lines``.
+Public names: ``RulerPlugin``, ``header_lines``, ``thinking_lines``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from typing import Any
 
@@ -39,7 +40,7 @@ from ..run.session import RulerSession
 
 log = logging.getLogger("pytest_ruler")
 
-__all__ = ["RulerPlugin", "header_lines"]
+__all__ = ["RulerPlugin", "header_lines", "thinking_lines"]
 
 
 def _short(text: str, width: int = 70) -> str:
@@ -67,6 +68,21 @@ def header_lines(rs: RulerSession) -> list[str]:
         lines.append(f"ruler: chat template {frame.name}: prompt = {_short(frame.head, 60)!s}<task prompt>{_short(frame.tail, 60)!s}<answer prefix>")
     else:
         lines.append(f"ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>; {_why_base(rs)}")
+    lines += thinking_lines(c)
+    return lines
+
+
+def thinking_lines(c: Any) -> list[str]:
+    """The header's lines on thinking: the template's kwargs, the think budget and what the answer is."""
+    lines = []
+    if c.chat_template_kwargs:
+        shown_kwargs = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(c.chat_template_kwargs.items()))
+        lines.append(f"ruler: chat template kwargs (--ruler-chat-template-kwargs): {shown_kwargs}")
+    if c.think_budget is not None:
+        lines.append(f"ruler: think budget {c.think_budget} tokens (--ruler-think-budget): a thinking call, then "
+                     f"<prompt><thinking>{c.think_end}<answer prefix> with the task's answer budget")
+    if c.think_budget is not None or (c.think_start, c.think_end) != ("<think>", "</think>"):
+        lines.append(f"ruler: the answer is what follows {c.think_end} (or a server's reasoning field)")
     return lines
 
 

@@ -10,7 +10,9 @@ The plugin and ``pytest-ruler gate REPORT.json`` call this same function, so a t
 can gate on a report produced elsewhere (a GPU box, a nightly run) and get the
 plugin's verdict. It reads the summary the typed report computed from the items
 (:mod:`pytest_ruler.results.report`), never one stored in a file. A gate never passes on missing evidence: errored items, an
-unfinished run or no items at all fail it (an interrupted run gets no verdict).
+unfinished run or no items at all fail it (an interrupted run gets no verdict). A failed gate
+whose failing cells a token budget caused (a thinking model cut off inside its thinking,
+``results.budgets``) says so in its reason, with the option that fixes it (``--ruler-think-budget``).
 
 ``confidence`` (``--ruler-gate-confidence=0.95``) gates on the effective length's lower
 confidence bound at that level instead of its point estimate: the longest length up to
@@ -129,6 +131,12 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
         else:
             shown = format_length(effective) if effective is not None else "below the shortest tested length"
             g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {report.threshold}{hint}"
+        if not g["passed"]:
+            from .budgets import budget_cause
+
+            cause = budget_cause(m.items)  # a think budget, not the model, failed the cells: say so, and what fixes it
+            if cause:
+                g["reason"] += f"; {cause}"
     return g
 
 

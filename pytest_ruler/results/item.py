@@ -58,6 +58,9 @@ class ItemResult:
     # the engine's prefix cache on this item's engine calls, where the engine reports it:
     # {"prompt_tokens": of the answers that reported, "cached_tokens": served from the cache}; {} otherwise
     prefix_cache: Mapping[str, int] = field(default_factory=dict)
+    # a thinking model's counts (results.budgets.item_thinking): outcomes, thinking and answer tokens,
+    # the think budget, failing samples cut inside their thinking; {} when there is nothing to say
+    thinking: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -70,6 +73,7 @@ class ItemResult:
         d["sample_hashes"] = list(self.sample_hashes)
         d["predictions"] = [dict(p) for p in self.predictions]
         d["prefix_cache"] = dict(self.prefix_cache)
+        d["thinking"] = dict(self.thinking)
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -86,6 +90,7 @@ class ItemResult:
         d["sample_hashes"] = tuple(d.get("sample_hashes") or ())
         d["predictions"] = tuple(d.get("predictions") or ())  # absent from reports before it existed
         d["prefix_cache"] = dict(d.get("prefix_cache") or {})
+        d["thinking"] = dict(d.get("thinking") or {})
         return cls(**d)
 
     def failure_message(self, threshold: float | None = None) -> str:
@@ -105,6 +110,10 @@ class ItemResult:
 
             mark = f" {'>' if passes(self.score, threshold) else '<='} threshold {threshold:.2f}"
         lines = [f"{where}: score {self.score:.2f}{mark} over {self.samples} samples ({self.nulls} empty predictions)"]
+        if self.thinking.get("budget_limited") and not self.passed:
+            from .budgets import budget_cause
+
+            lines.append(f"  {budget_cause([self])}")
         for reason in self.reasons:
             lines.append(f"  {reason}")
         for f in self.failures:

@@ -101,6 +101,11 @@ class ModeResults:
             else:
                 self._cache["summary"] = _stored(summarize_results(self.items, self.threshold, self.mode, self.task_thresholds,
                                                                    cells=(self.scores, self.errored)))
+                from .budgets import summary_outcomes
+
+                outcomes = summary_outcomes(self.items)
+                if outcomes:  # per cell: what happened to the samples' tokens (thinking models, truncations)
+                    self._cache["summary"]["outcomes"] = outcomes
         return self._cache["summary"]
 
     @property
@@ -305,6 +310,8 @@ def _item_dict(r: ItemResult) -> dict[str, Any]:
     d = r.to_dict()
     item = {k: d[k] for k in _ITEM_KEYS}
     item.update(_item_interval(r))
+    if r.thinking:  # a thinking model's counts (results.budgets); absent for other models, as before
+        item["thinking"] = d["thinking"]
     if r.mode == "mapreduce":  # per-call records: trace a failure to map, collapse or reduce
         item["mapreduce"] = d["mapreduce"]
         item["calls"] = d["calls"]

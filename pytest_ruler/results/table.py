@@ -19,8 +19,10 @@ sample never shows a zero-width bar. A score without per-sample scores stays bar
 
 ``table_notes(report, mode)`` are the lines every renderer prints under a mode's table:
 a Total over fewer tasks than the table shows (the tasks tested at every length, see
-``results.summary.total_task_set``), the per-task pass marks in force, and the items
-that were skipped (with the option that supplies what they lacked).
+``results.summary.total_task_set``), the per-task pass marks in force, each cell's
+outcomes where a thinking model or a truncation is involved (``results.budgets``), and the
+items that were skipped (with the option that supplies what they lacked). A cell whose
+failures a token budget caused (``results.budgets.limited_cells``) ends in ``§``.
 
 Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``build_table``, ``format_effective_length``,
 ``format_text``, ``skipped_notes``, ``table3``, ``table_notes``.
@@ -38,7 +40,8 @@ __all__ = ["NOTATION", "TASK_ORDER", "Table", "build_table", "format_effective_l
 NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
             "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length; "
             "Eff.LB: its 95% lower confidence bound (above the threshold at every length up to it); "
-            "--ruler-ci: score+a/-b, its 95% interval [score-b, score+a]")
+            "--ruler-ci: score+a/-b, its 95% interval [score-b, score+a]; "
+            "§: a token budget, not the model, caused most failures of the cell (outcomes below the table)")
 
 #: the paper's row order for the 13 standard tasks; other tasks follow in report order
 TASK_ORDER = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
@@ -103,6 +106,9 @@ def build_table(m: Any, ci: bool = False) -> Table:
     bound = [] if not iv else ["Eff.LB"]
     bounds = dict(summary.get("per_task_effective_length_bound") or {})
     header = ["", *(format_length(L) for L in lengths), "Avg", "wAvg.inc", "wAvg.dec", *bound, "Effective"]
+    from .budgets import MARK, limited_cells
+
+    limited = limited_cells(m.items)  # failing cells whose samples ran out of tokens inside their thinking
     rows = []
     for task in tasks:
         cells = [task]
@@ -112,7 +118,8 @@ def build_table(m: Any, ci: bool = False) -> Table:
             if L in errored.get(task, set()):
                 cells.append("ERR")
             elif L in scores.get(task, {}):
-                cells.append(_score(scores[task][L], task_iv.get(str(L)) if ci else None))
+                mark = MARK if (task, L) in limited else ""
+                cells.append(_score(scores[task][L], task_iv.get(str(L)) if ci else None) + mark)
             else:
                 cells.append("-")
         eff = format_effective_length(per_task_eff.get(task), tested) if task in per_task_eff else "-"
@@ -158,6 +165,9 @@ def table_notes(report: Any, mode: str = "native") -> list[str]:
     if marks:
         out.append("per-task pass marks (ini ruler_task_thresholds): " + ", ".join(f"{t} {v:g}" for t, v in sorted(marks.items()))
                    + f"; the other tasks and the Total {summary.get('threshold'):g}; a score passes when it is above its mark")
+    from .budgets import outcome_notes
+
+    out += outcome_notes(report.mode(mode).items)
     if mode == "native":
         out += skipped_notes(report)
     return out

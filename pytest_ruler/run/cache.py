@@ -13,7 +13,8 @@ completion is committed as soon as it finishes (WAL mode, busy timeout), so
 several xdist workers can write at once and a killed run keeps every finished
 sample; a rerun of the same command makes zero engine calls. Only successful
 completions are stored: an answer that came with an error (a malformed answer,
-a failed request) and over-length refusals are recomputed.
+a failed request) and over-length refusals are recomputed. A thinking model's reasoning, where the
+engine got it apart from the answer, is kept with it (column ``reasoning``, added to an older file).
 
 A corrupt file is moved aside and replaced (a warning names both files); a
 folder that cannot hold the database means a run without a cache, with one
@@ -45,7 +46,8 @@ CREATE TABLE IF NOT EXISTS completions (
     completion_tokens INTEGER NOT NULL,
     finish_reason TEXT NOT NULL,
     seconds REAL NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    reasoning TEXT
 )
 """
 
@@ -110,6 +112,9 @@ class PredictionCache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
+            if "reasoning" not in columns:  # a cache written before thinking models: its rows have none
+                conn.execute("ALTER TABLE completions ADD COLUMN reasoning TEXT")
         except BaseException:
             conn.close()
             raise
@@ -145,11 +150,11 @@ class PredictionCache:
                 chunk = keys[start:start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
-                    f"SELECT key, text, prompt_tokens, completion_tokens, finish_reason, seconds FROM completions WHERE key IN ({marks})",
+                    f"SELECT key, text, prompt_tokens, completion_tokens, finish_reason, seconds, reasoning FROM completions WHERE key IN ({marks})",
                     chunk,
                 ).fetchall()
-                for key, text, pt, ct, fr, sec in rows:
-                    found[key] = Completion(text, pt, ct, fr, sec)
+                for key, text, pt, ct, fr, sec, reasoning in rows:
+                    found[key] = Completion(text, pt, ct, fr, sec, reasoning=reasoning)
         return found
 
     def put(self, key: str, completion: Completion) -> None:
@@ -158,8 +163,10 @@ class PredictionCache:
         try:
             with self._lock:
                 self._conn.execute(
-                    "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (key, completion.text, completion.prompt_tokens, completion.completion_tokens, completion.finish_reason, completion.seconds, time.time()),
+                    "INSERT OR REPLACE INTO completions (key, text, prompt_tokens, completion_tokens, finish_reason, seconds, created, reasoning)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, completion.text, completion.prompt_tokens, completion.completion_tokens, completion.finish_reason,
+                     completion.seconds, time.time(), completion.reasoning),
                 )
         except sqlite3.Error as exc:  # a full disk, a file made read-only: the run goes on without storing
             self._writable = False

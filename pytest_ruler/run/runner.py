@@ -23,6 +23,10 @@ A map-reduce twin::
         task's family) (context, question, answer prefix: nothing else) ──► MapReducer.run
         ──► grade ──► item_result
 
+Thinking models: ``session.complete`` gives each answer after its thinking (``run.reasoning``);
+``results.budgets.item_thinking`` counts each sample's outcome (each map, collapse and reduce call's,
+for a twin) into ``ItemResult.thinking``, and a sample's record carries its outcome and tokens.
+
 Errors are results: an item whose engine could not answer a sample
 (``finish_reason == "error"``) or a map-reduce call gets ``ItemResult.error``;
 ``errored_result`` is the result of an item that raised. Every result is built
@@ -37,11 +41,13 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Sequence
 
 from ..engines import GenerationRequest
 from ..results import ItemResult
 from ..results.aggregate import passes
+from ..results.budgets import item_thinking
 from ..results.scoring import count_nulls, get_metric, sample_scorer
 
 __all__ = ["SAMPLES_PER_CALL", "ItemInputs", "NativeWork", "native_work", "upcoming_work", "errored_result", "grade", "item_result", "prediction_records", "run_mapreduce", "run_native"]
@@ -80,13 +86,21 @@ def _ref(sample: Any) -> _Ref:
     return _Ref(sample.index, tuple(sample.outputs), prompt_hash(sample))
 
 
-def prediction_records(refs: Sequence[_Ref], preds: Sequence[str], scores: Sequence[float]) -> tuple[dict[str, Any], ...]:
+def prediction_records(refs: Sequence[_Ref], preds: Sequence[str], scores: Sequence[float],
+                       completions: Sequence[Any] = ()) -> tuple[dict[str, Any], ...]:
     """One record per sample for the report (``ItemResult.predictions``): index, prediction
-    (model output, scrubbed of secrets), reference answers, the sample's score, prompt hash."""
+    (model output, scrubbed of secrets), reference answers, the sample's score, prompt hash;
+    where a sample has an outcome (``completions``, see ``engines.thinking``), also the outcome,
+    its finish reason and its thinking and answer tokens."""
     from ..secrets import scrub
 
-    return tuple({"index": r.index, "prediction": scrub(p), "answers": list(r.outputs), "score": s, "prompt_hash": r.digest}
-                 for r, p, s in zip(refs, preds, scores))
+    records = [{"index": r.index, "prediction": scrub(p), "answers": list(r.outputs), "score": s, "prompt_hash": r.digest}
+               for r, p, s in zip(refs, preds, scores)]
+    for rec, c in zip(records, completions):
+        if getattr(c, "outcome", None) is not None and (c.outcome != "answered" or c.thinking_tokens):
+            rec.update(outcome=c.outcome, finish_reason=c.finish_reason, thinking_tokens=c.thinking_tokens,
+                       answer_tokens=max(0, c.completion_tokens - c.thinking_tokens))
+    return tuple(records)
 
 
 def _sample_scores(spec: Any, refs: Sequence[Any], preds: Sequence[str]) -> tuple[float, ...]:
@@ -107,7 +121,7 @@ def task_spec(session: Any, task: Any) -> tuple[Any, tuple[float, ...] | None]:
 
 def _request(session: Any, spec: Any, sample: Any) -> GenerationRequest:
     ids = tuple(sample.prompt_ids) if sample.prompt_ids else tuple(session.tokenizer.encode(sample.prompt))
-    return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate)
+    return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate, answer_prefix=sample.answer_prefix)
 
 
 def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:
@@ -268,7 +282,8 @@ class NativeWork:
             engine_calls=len(completions) - self.cached, prompt_tokens=self.prompt_tokens, failures=tuple(failures),
             reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
             depth_scores=_depth_scores(spec, self.depths, refs, preds) if self.depths else {},
-            sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores),
+            sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores, completions),
+            thinking=item_thinking(completions, scores, session.config.think_budget),
             stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
             prefix_cache=dict(self.prefix_cache) if self.prefix_cache["prompt_tokens"] else {},
         )
@@ -342,6 +357,9 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
     for c in calls:
         stages[c["stage"]] = stages.get(c["stage"], 0) + 1
     failed = [c for c in calls if c["finish_reason"] == "error"]
+    by_index = {r.index: s for r, s in zip(refs, scores)}  # map, collapse and reduce calls count under their sample's score
+    call_outcomes = [SimpleNamespace(outcome=c.get("outcome"), completion_tokens=c["completion_tokens"],
+                                     thinking_tokens=c.get("thinking_tokens", 0)) for c in calls]
     return item_result(
         session.config, spec.name, length, seed, "mapreduce", threshold=threshold, started=started,
         samples=len(generated), score=score, preds=preds,
@@ -352,6 +370,7 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
         failures=tuple(failures),
         reasons=tuple(sorted({n for o in outcomes for n in o.notes} | {o.error for o in outcomes if o.error})[:3]),
         calls=tuple(calls),
+        thinking=item_thinking(call_outcomes, [by_index.get(c["sample"], 0.0) for c in calls], session.config.think_budget),
         sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores),
         mapreduce={
             "chunks": [o.chunks for o in outcomes],

@@ -2,8 +2,9 @@
 
 ``RulerSession`` holds the configuration and builds, on first use, the
 tokenizer, the chat frame, the generation context, the engine and the
-prediction cache. ``complete(requests)`` answers requests from the cache where
-it can and from the engine otherwise, storing each answer as it arrives; an
+prediction cache. ``complete(requests)`` answers requests with the answer after any thinking
+(``run.reasoning``: the split, the outcome, --ruler-think-budget's two calls) over ``complete_raw``,
+which answers from the cache where it can and from the engine otherwise, storing each answer as it arrives; an
 engine call shows its ``progress`` (a bar on a terminal, else a line through
 ``say`` at least every ``progress_interval`` seconds; ``generating`` does the same while an
 item's samples are generated), headed by ``position``
@@ -149,7 +150,7 @@ class RulerSession:
         if self._frame is None:
             from ..tasks.chat import frame_for
 
-            self._frame = frame_for(self.config.chat_template, self.tokenizer)
+            self._frame = frame_for(self.config.chat_template, self.tokenizer, self.config.chat_template_kwargs)
         return self._frame
 
     @property
@@ -238,8 +239,27 @@ class RulerSession:
         return generation_lines(samples, label=label, total=total, say=self.say, interval=self.progress_interval,
                                 last_said=lambda: self._said_at, position=self.position)
 
+    @property
+    def thinking(self) -> Any:
+        """The thinking settings (``run.reasoning.ThinkingSettings``): --ruler-think-budget and the markers."""
+        from ..engines.thinking import Markers
+        from .reasoning import ThinkingSettings
+
+        c = self.config
+        return ThinkingSettings(c.think_budget, Markers(c.think_start, c.think_end))
+
     def complete(self, requests: Sequence[GenerationRequest], label: str = "") -> tuple[list[Completion], list[bool]]:
-        """Completions for requests: from the cache where possible, else from the engine.
+        """Completions for requests, each ``text`` the answer after any thinking, with its outcome
+        (``run.reasoning``: with --ruler-think-budget, a thinking call and an answer call each);
+        per request, whether it came from the cache."""
+        from . import reasoning
+
+        tok = self.tokenizer
+        return reasoning.complete(self.complete_raw, requests, label, self.thinking, tok.encode, tok.count)
+
+    def complete_raw(self, requests: Sequence[GenerationRequest], label: str = "") -> tuple[list[Completion], list[bool]]:
+        """The engine's completions for requests, as it gave them: from the cache where possible,
+        else from the engine.
 
         Returns the completions and, per request, whether it came from the
         cache. Each engine result is stored as soon as it arrives.

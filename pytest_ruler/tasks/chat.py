@@ -8,7 +8,9 @@ Jinja chat template once around a sentinel message with
 
 ``frame_for(choice, tokenizer)`` with choice ``none``/``base`` (no wrapper),
 ``auto`` (the tokenizer's own template; base when it has none) or a path to a
-Jinja file.
+Jinja file; ``kwargs`` (``--ruler-chat-template-kwargs``, e.g. ``enable_thinking=False``) are
+template variables of the render, as vLLM's ``chat_template_kwargs`` and transformers'
+``apply_chat_template(**kwargs)`` pass them.
 
 A template is code from outside (a model's tokenizer files, a user's file):
 its render is bounded, in Jinja's sandbox, to ``RENDER_SECONDS`` (5 s) and
@@ -25,7 +27,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import RulerUsageError
 from .base import BASE_FRAME, Frame
@@ -34,6 +36,7 @@ from .tokenizer import Tokenizer
 __all__ = ["RENDER_CHARS", "RENDER_SECONDS", "frame_for", "frame_from_template"]
 
 _SENTINEL = "\x00RULER-PROMPT\x00"
+_RESERVED = ("messages", "add_generation_prompt", "bos_token", "eos_token")  # what the frame's render sets itself
 RENDER_SECONDS = 5.0
 RENDER_CHARS = 1_000_000
 
@@ -85,7 +88,8 @@ def _render_bounded(template: Any, **context: Any) -> str:
         sys.settrace(previous)
 
 
-def frame_from_template(template: str, *, bos_token: str | None = None, eos_token: str | None = None, name: str = "chat") -> Frame:
+def frame_from_template(template: str, *, bos_token: str | None = None, eos_token: str | None = None, name: str = "chat",
+                        kwargs: Mapping[str, Any] | None = None) -> Frame:
     try:
         env = _bounded_sandbox()
     except ImportError as exc:  # pragma: no cover
@@ -102,6 +106,7 @@ def frame_from_template(template: str, *, bos_token: str | None = None, eos_toke
             add_generation_prompt=True,
             bos_token=bos_token or "",
             eos_token=eos_token or "",
+            **{k: v for k, v in (kwargs or {}).items() if k not in _RESERVED},
         )
     except RulerUsageError:
         raise
@@ -115,14 +120,16 @@ def frame_from_template(template: str, *, bos_token: str | None = None, eos_toke
     return Frame(head=head, tail=tail, name=name)
 
 
-def frame_for(choice: str | None, tokenizer: Tokenizer) -> Frame:
+def frame_for(choice: str | None, tokenizer: Tokenizer, kwargs: Mapping[str, Any] | None = None) -> Frame:
     if choice in (None, "", "none", "base"):
         return BASE_FRAME
     if choice == "auto":
         if not tokenizer.chat_template:
             return BASE_FRAME
-        return frame_from_template(tokenizer.chat_template, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token, name=f"chat:{tokenizer.name}")
+        return frame_from_template(tokenizer.chat_template, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token,
+                                   name=f"chat:{tokenizer.name}", kwargs=kwargs)
     path = Path(choice).expanduser()
     if not path.is_file():
         raise RulerUsageError("chat template", choice, "use 'auto' (the model's own), 'none' (base prompts) or a path to a Jinja file")
-    return frame_from_template(path.read_text(encoding="utf-8"), bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token, name=f"chat:{path.name}")
+    return frame_from_template(path.read_text(encoding="utf-8"), bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token,
+                               name=f"chat:{path.name}", kwargs=kwargs)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-__all__ = ["Call", "StubServer", "Trickle", "completion", "chat_completion"]
+__all__ = ["THINKING_SHAPES", "Call", "StubServer", "Trickle", "completion", "chat_completion", "thinking_completion"]
 
 
 @dataclass
@@ -63,6 +63,39 @@ def chat_completion(text: str = "ok", *, finish_reason: str = "stop") -> dict:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
         "usage": {"completion_tokens": 1},
     }
+
+
+THINKING_SHAPES = ("reasoning", "reasoning_content", "think_in_content", "reasoning_no_content", "end_missing")
+
+
+def thinking_completion(shape: str, reasoning: str, answer: str, *, chat: bool = True, finish_reason: str = "stop",
+                        completion_tokens: int = 1) -> dict:
+    """A thinking model's answer in one of the shapes servers give (a stand-in, not a model):
+
+    - ``reasoning``: a parser's separate field, current vLLM's name; ``answer`` as content;
+    - ``reasoning_content``: the same under older vLLM's (and other servers') name;
+    - ``think_in_content``: no parser: ``<think>reasoning</think>answer`` in the content;
+    - ``reasoning_no_content``: the reasoning field and content ``null`` (``answer`` unused);
+    - ``end_missing``: no parser, and the model stopped inside ``<think>`` (``answer`` unused).
+    """
+    if shape not in THINKING_SHAPES:
+        raise ValueError(f"shape must be one of {THINKING_SHAPES}, got {shape!r}")
+    fields: dict[str, Any] = {}
+    if shape in ("reasoning", "reasoning_content"):
+        fields = {shape: reasoning, "content": answer}
+    elif shape == "think_in_content":
+        fields = {"content": f"<think>{reasoning}</think>{answer}"}
+    elif shape == "reasoning_no_content":
+        fields = {"reasoning": reasoning, "content": None}
+    else:
+        fields = {"content": f"<think>{reasoning}"}
+    if chat:
+        choice = {"index": 0, "message": {"role": "assistant", **fields}, "finish_reason": finish_reason}
+    else:
+        fields["text"] = fields.pop("content")
+        choice = {"index": 0, **fields, "finish_reason": finish_reason}
+    return {"object": "chat.completion" if chat else "text_completion", "choices": [choice],
+            "usage": {"completion_tokens": completion_tokens}}
 
 
 @dataclass
