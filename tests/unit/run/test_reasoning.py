@@ -1,0 +1,113 @@
+"""run.reasoning: one call (the split) without a think budget; with one, a thinking call and an
+answer call whose prompt puts RULER's answer prefix after the thinking. A fake ``raw`` stands in
+for the cache and engine (named as such)."""
+
+from __future__ import annotations
+
+from pytest_ruler.engines.base import Completion, GenerationRequest
+from pytest_ruler.engines.thinking import Markers
+from pytest_ruler.run.reasoning import ThinkingSettings, answer_request, complete, think_request
+
+PREFIX = " Answer:"
+
+
+def encode(text):  # a stand-in tokenizer: one id per character
+    return [ord(ch) for ch in text]
+
+
+def _req(body="Q? ", max_tokens=8):
+    prompt = body + PREFIX
+    return GenerationRequest(prompt, tuple(encode(prompt)), max_tokens, answer_prefix=PREFIX)
+
+
+class FakeRaw:
+    """A fake engine behind the session's cache: answers by a rule, records each call."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.calls = []
+
+    def __call__(self, requests, label):
+        self.calls.append(list(requests))
+        return [self.answer(r) for r in requests], [False] * len(requests)
+
+
+def test_no_budget_is_one_call_with_the_task_budget_and_the_answer_split_off():
+    raw = FakeRaw(lambda r: Completion("<think>hmm</think> 42", r.prompt_tokens, 6, "stop"))
+    [c], hits = complete(raw, [_req()], "x", ThinkingSettings(), encode, len)
+    assert len(raw.calls) == 1 and raw.calls[0][0].max_tokens == 8
+    assert (c.text, c.outcome, c.reasoning, c.thinking_tokens) == (" 42", "answered", "hmm", 3)
+    assert hits == [False]
+
+
+def test_think_request_drops_the_answer_prefix_and_keeps_the_ids_a_prefix():
+    r = _req()
+    t = think_request(r, 100, encode)
+    assert t.prompt == "Q? " and t.max_tokens == 100 and t.prompt_ids == r.prompt_ids[: -len(PREFIX)]
+    assert t.stop == ()  # the thinking call runs to its budget or the model's end: a missing end marker is seen
+
+
+def test_answer_request_puts_the_prefix_after_the_thinking():
+    r = _req()
+    t = think_request(r, 100, encode)
+    a = answer_request(r, t, Completion("<think>so it is 42</think> 42", 3, 9, "stop"), Markers(), encode)
+    assert a.prompt == "Q? <think>so it is 42</think>\n\n Answer:"
+    assert a.prompt_ids[: len(t.prompt_ids)] == t.prompt_ids and a.max_tokens == 8
+    # a server's reasoning field: the parser took <think> off, it goes back
+    a = answer_request(r, t, Completion("", 3, 9, "length", reasoning="so it is"), Markers(), encode)
+    assert a.prompt == "Q? <think>so it is</think>\n\n Answer:"
+
+
+def _thinker(think):
+    """A fake thinking model: thinks ``think`` characters, then answers; answers at once after </think>."""
+    def answer(r):
+        if "</think>" in r.prompt:
+            return Completion(" 42", r.prompt_tokens, 3, "stop")
+        text = "<think>" + "x" * think + "</think> 42"
+        cut = text[: r.max_tokens]
+        return Completion(cut, r.prompt_tokens, len(cut), "length" if len(text) > r.max_tokens else "stop")
+    return answer
+
+
+def test_a_budget_that_fits_the_thinking_answers_after_it():
+    raw = FakeRaw(_thinker(20))
+    [c], _ = complete(raw, [_req()], "x", ThinkingSettings(budget=64), encode, len)
+    assert [len(calls) for calls in raw.calls] == [1, 1]
+    assert raw.calls[0][0].max_tokens == 64 and raw.calls[1][0].prompt.endswith("</think>\n\n Answer:")
+    assert (c.text, c.outcome) == (" 42", "answered")
+    assert c.thinking_tokens == 20 and c.completion_tokens == len("<think>" + "x" * 20 + "</think> 42") + 3
+
+
+def test_the_task_budget_alone_cuts_the_thinking_and_says_so():
+    [c], _ = complete(FakeRaw(_thinker(20)), [_req()], "x", ThinkingSettings(), encode, len)
+    assert (c.text, c.outcome, c.finish_reason) == ("", "thinking_truncated", "length")
+
+
+def test_a_budget_too_small_forces_an_answer_but_the_outcome_stays_thinking_truncated():
+    raw = FakeRaw(_thinker(200))
+    [c], _ = complete(raw, [_req()], "x", ThinkingSettings(budget=50), encode, len)
+    assert c.text == " 42" and c.outcome == "thinking_truncated"
+
+
+def test_a_model_that_does_not_think_is_asked_the_original_request():
+    raw = FakeRaw(lambda r: Completion(" 42", r.prompt_tokens, 3, "stop"))
+    r = _req()
+    [c], _ = complete(raw, [r], "x", ThinkingSettings(budget=50), encode, len)
+    assert raw.calls[1] == [r] and (c.text, c.outcome, c.reasoning) == (" 42", "answered", None)
+
+
+def test_a_failed_thinking_call_is_the_samples_failure_and_others_go_on():
+    def answer(r):
+        if r.prompt.startswith("bad"):
+            return Completion("", r.prompt_tokens, 0, "error", error="boom")
+        return _thinker(5)(r)
+    raw = FakeRaw(answer)
+    bad, good = complete(raw, [_req("bad "), _req()], "x", ThinkingSettings(budget=64), encode, len)[0]
+    assert bad.finish_reason == "error" and bad.outcome is None
+    assert good.text == " 42" and len(raw.calls[1]) == 1
+
+
+def test_cache_hits_count_only_when_both_calls_hit():
+    answers = iter([([Completion("<think>a</think>", 1, 3, "stop")], [True]), ([Completion(" 4", 1, 1, "stop")], [False])])
+    _, hits = complete(lambda reqs, label: next(answers), [_req()], "x", ThinkingSettings(budget=10), encode, len)
+    assert hits == [False]
