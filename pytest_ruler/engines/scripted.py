@@ -127,9 +127,15 @@ def oracle_answer(prompt: str) -> str:
 
 def thinking_answer(prompt: str, think_tokens: int, markers: Markers = Markers()) -> str:
     """A thinking stand-in's whole output: thinking of about ``think_tokens`` tokens, then the oracle's answer."""
-    answer = oracle_answer(prompt)
     if markers.end in prompt and not opens_thinking(prompt, markers):
-        return answer  # a closed thinking block in the prompt (a forced answer, or thinking turned off): answer
+        # a closed thinking block in the prompt (a forced answer, or thinking turned off): the
+        # oracle's answer to the prompt without that block
+        start = prompt.rfind(markers.start)
+        end = prompt.find(markers.end, start if start >= 0 else 0)
+        head = prompt[:start] if start >= 0 else prompt[:end]
+        tail = prompt[end + len(markers.end):]
+        return oracle_answer(head + (tail[2:] if tail.startswith("\n\n") else tail))
+    answer = oracle_answer(prompt)
     opening = "" if opens_thinking(prompt, markers) else markers.start
     return f"{opening}\nLet me find it.{' step' * max(0, think_tokens - 5)}\n{markers.end}\n\n{answer.lstrip()}"
 
