@@ -116,7 +116,7 @@ def outcome_notes(items: Iterable[Any]) -> list[str]:
         return []
     from .cells import ordered_tasks
 
-    head = "outcomes per cell (" + " / ".join(_LABELS[o] for o in OUTCOMES) + "; thinking tokens):"
+    head = "outcomes per cell (" + " / ".join(_LABELS[o] for o in OUTCOMES) + "; thinking tokens over its samples):"
     out = [head]
     for task in ordered_tasks(list(cells)):
         for L in sorted(cells[task]):
