@@ -18,6 +18,9 @@ Sub-commands (names fixed by the user contract):
   table for a PR comment (``report.compare``: per cell old and new score, change and
   significance by the baseline statistics; effective length old → new). Exits 0: it
   reports, it does not gate.
+- ``merge SHARD.json ... --out MERGED.json [--partial]``: the reports of ``--ruler-shard=i/N``
+  runs into the whole run's report (``results.merge``: each read by the one reader; mixed
+  runs, overlapping items and missing shards refused; the summary computed from the items).
 - ``tasks``: lists the registered tasks and their families.
 - ``--version``: prints ``pytest-ruler <version>``.
 
@@ -233,6 +236,24 @@ def _cmd_compare(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_merge(ns: argparse.Namespace) -> int:
+    """Shard reports (--ruler-shard=i/N) into the whole run's report (results.merge); gate, report and compare read it."""
+    from .results.merge import merge_files
+
+    merged = merge_files(ns.reports, partial=ns.partial)
+    try:
+        Path(ns.out).write_text(json.dumps(merged.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise RulerUsageError("--out", ns.out, f"cannot write the file ({exc.strerror or exc})") from None
+    shards = merged.field("shards")
+    count = shards["count"]
+    missing = ", ".join(f"{i}/{count}" for i in shards["missing"])
+    note = f"; PARTIAL: missing {missing} (its gate is NOT DECIDED)" if missing else ""
+    done = ", ".join(f"{i}/{count}" for i in shards["merged"])
+    print(f"merged shards {done}: {_plural(len(merged.items), 'item')} -> {ns.out}{note}")
+    return 0
+
+
 def _cmd_tasks(ns: argparse.Namespace) -> int:
     from .tasks import get_task, task_names
 
@@ -348,6 +369,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_spec_flags(c, "compare")
     c.add_argument("--out", metavar="FILE", help="write the Markdown here (default: stdout)")
     c.set_defaults(func=_cmd_compare)
+
+    m = sub.add_parser("merge", help="merge the JSON reports of --ruler-shard=i/N runs into the whole run's report")
+    m.add_argument("reports", nargs="+", metavar="SHARD.json")
+    m.add_argument("--out", required=True, metavar="MERGED.json", help="write the merged JSON report here")
+    m.add_argument("--partial", action="store_true", help="merge although shards are missing (marked partial: never gated as whole)")
+    m.set_defaults(func=_cmd_merge)
 
     t = sub.add_parser("tasks", help="list the registered tasks")
     t.set_defaults(func=_cmd_tasks)
