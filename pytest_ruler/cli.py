@@ -13,7 +13,9 @@ Sub-commands (names fixed by the user contract):
   the path of each file it wrote.
 - ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json]``: the
   plugin's gate on a saved report, with the plugin's exit codes (0 passed, 1 failed,
-  2 not decided: an interrupted run, 4 usage error).
+  2 not decided: an interrupted run, a shard's report, 4 usage error); on GitHub Actions it writes the
+  step summary and annotations as the plugin does (``report.github.github_output``), so a job
+  that gates a merged report (``merge``) gets the run's summary page.
 - ``compare OLD.json NEW.json [--alpha A] [--test T] [--out FILE]``: a Markdown delta
   table for a PR comment (``report.compare``: per cell old and new score, change and
   significance by the baseline statistics; effective length old → new). Exits 0: it
@@ -212,6 +214,9 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
                    alpha=flags["baseline_alpha"], test=flags["baseline_test"], confidence=flags["gate_confidence"])
     for text, _ in verdict.lines():  # one line per verdict, holding its reason (as the plugin prints it)
         print(text)
+    from .report.github import github_output  # on GitHub, as the plugin: the step summary and annotations
+
+    github_output(report.with_fields(**verdict.fields), verdict.lines(), say=print)
     if verdict.passed is None:
         return 2
     return 0 if verdict.passed else 1

@@ -101,7 +101,7 @@ def pytest_configure(config: Any) -> None:
     if rs.config.shard is not None:  # --ruler-shard=i/N: this run's share of the items (plugin.shards)
         from .shards import ShardPlugin
 
-        config.pluginmanager.register(ShardPlugin(rs.config.shard), "ruler-shard")
+        config.pluginmanager.register(ShardPlugin(rs.config.shard, rs.config.no_suite), "ruler-shard")
     if not hasattr(config, "workerinput"):  # the outputs are written on the controller
         from .run_end import HeldCtrlC, OutputErrors
 

@@ -4,6 +4,8 @@
         ──Shard.selects(item.nodeid)──► the items this shard runs; the others go through pytest's own
         ``pytest_deselected`` hook, so the terminal says "N deselected" and JUnit XML, --lf and
         xdist see the same selection
+    pytest_sessionfinish ──► a shard that holds none of the suite's items exits 0, not pytest's
+        "no tests collected" (5): its empty report merges like any other
     pytest_report_header ──► one line: the shard and where its report goes next (``pytest-ruler merge``)
 
 Every collected item is sharded, the user's own tests too (each runs in exactly one shard, so
@@ -28,8 +30,9 @@ __all__ = ["ShardPlugin"]
 
 
 class ShardPlugin:
-    def __init__(self, shard: Shard):
+    def __init__(self, shard: Shard, no_suite: bool = False):
         self.shard = shard
+        self.no_suite = no_suite
         self.kept = 0
         self.total = 0
 
@@ -46,3 +49,10 @@ class ShardPlugin:
         if dropped:
             items[:] = kept
             config.hook.pytest_deselected(items=dropped)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        # a shard that holds none of the suite's items (more shards than items) has run its share:
+        # its report (no items) merges, and its matrix job does not fail for "no tests ran"
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self.no_suite:
+            session.exitstatus = pytest.ExitCode.OK
