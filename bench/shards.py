@@ -14,7 +14,8 @@ same item set; per item the same predictions, per-sample scores and score; the s
 Table 3 and effective lengths; the same gate line), the item split, each arm's wall time, and
 two ratios against the whole run: the shards' sum (measured: the cost of two processes on one
 machine) and the slower shard (computed: the wall time two machines would take, start-up
-included). ``--ruler-batch-size=1``: each prompt is generated alone, so an answer does not
+included; the 1-minute load average at each arm's start and end is recorded: on a shared
+machine the wall times say nothing about speed-up). ``--ruler-batch-size=1``: each prompt is generated alone, so an answer does not
 depend on which other prompts shared its batch (padding in a CPU batch can change a greedy
 answer; a shard's batches hold other prompts than the whole run's).
 
@@ -41,13 +42,15 @@ def pytest_arm(name: str, work: Path, ns, *extra: str) -> dict:
            "--ruler-model=smollm2-135m", "--ruler-backend=hf", f"--ruler-tasks={ns.tasks}", f"--ruler-lengths={ns.lengths}",
            f"--ruler-samples={ns.samples}", "--ruler-no-cache", "--ruler-batch-size=1", f"--ruler-report={report}", *extra]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    load = os.getloadavg()[0]
     t = time.monotonic()
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t
     (work / f"{name}.log").write_text(proc.stdout + proc.stderr)
     if proc.returncode > 1 or not report.is_file():
         raise SystemExit(f"{name}: exit {proc.returncode}, no report:\n{(proc.stdout + proc.stderr)[-3000:]}")
-    return {"wall_s": round(wall, 1), "rc": proc.returncode, "report": json.loads(report.read_text())}
+    return {"wall_s": round(wall, 1), "rc": proc.returncode, "report": json.loads(report.read_text()),
+            "load_1min": [round(load, 1), round(os.getloadavg()[0], 1)]}
 
 
 def cli(work: Path, *args: str) -> tuple[int, str]:
@@ -100,6 +103,7 @@ def main() -> int:
         "gate": {name: {"exit": code, "line": text} for name, (code, text) in gates.items()},
         "merge": merge_out,
         "wall_s": walls,
+        "load_1min_at_start_and_end": {name: arm["load_1min"] for name, arm in arms.items()},
         "ratio_shards_sum_vs_whole": round((walls["shard1"] + walls["shard2"]) / walls["whole"], 2),
         "ratio_slower_shard_vs_whole_computed": round(max(walls["shard1"], walls["shard2"]) / walls["whole"], 2),
         "note": "shards ran one after the other on one machine; the slower-shard ratio is computed, not measured on two machines",
@@ -107,7 +111,8 @@ def main() -> int:
     }
     Path(ns.out).parent.mkdir(parents=True, exist_ok=True)
     Path(ns.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("items", "split", "equal", "gate", "wall_s", "ratio_shards_sum_vs_whole",
+    print(json.dumps({k: result[k] for k in ("items", "split", "equal", "gate", "wall_s", "load_1min_at_start_and_end",
+                                             "ratio_shards_sum_vs_whole",
                                              "ratio_slower_shard_vs_whole_computed")}, indent=2))
     return 0 if all(v if isinstance(v, bool) else not v for v in result["equal"].values()) else 1
 

@@ -33,8 +33,6 @@ class ShardPlugin:
     def __init__(self, shard: Shard, no_suite: bool = False):
         self.shard = shard
         self.no_suite = no_suite
-        self.kept = 0
-        self.total = 0
 
     def pytest_report_header(self, config: Any) -> list[str]:
         return [f"ruler: shard {self.shard} (--ruler-shard): only the items whose node id hashes to it run; "
@@ -45,7 +43,6 @@ class ShardPlugin:
         kept, dropped = [], []
         for item in items:
             (kept if self.shard.selects(item.nodeid) else dropped).append(item)
-        self.kept, self.total = len(kept), len(items)
         if dropped:
             items[:] = kept
             config.hook.pytest_deselected(items=dropped)
