@@ -13,11 +13,16 @@ Sub-commands (names fixed by the user contract):
   the path of each file it wrote.
 - ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json]``: the
   plugin's gate on a saved report, with the plugin's exit codes (0 passed, 1 failed,
-  2 not decided: an interrupted run, 4 usage error).
+  2 not decided: an interrupted run, a shard's report, 4 usage error); on GitHub Actions it writes the
+  step summary and annotations as the plugin does (``report.github.github_output``), so a job
+  that gates a merged report (``merge``) gets the run's summary page.
 - ``compare OLD.json NEW.json [--alpha A] [--test T] [--out FILE]``: a Markdown delta
   table for a PR comment (``report.compare``: per cell old and new score, change and
   significance by the baseline statistics; effective length old → new). Exits 0: it
   reports, it does not gate.
+- ``merge SHARD.json ... --out MERGED.json [--partial]``: the reports of ``--ruler-shard=i/N``
+  runs into the whole run's report (``results.merge``: each read by the one reader; mixed
+  runs, overlapping items and missing shards refused; the summary computed from the items).
 - ``tasks``: lists the registered tasks and their families.
 - ``--version``: prints ``pytest-ruler <version>``.
 
@@ -209,6 +214,9 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
                    alpha=flags["baseline_alpha"], test=flags["baseline_test"], confidence=flags["gate_confidence"])
     for text, _ in verdict.lines():  # one line per verdict, holding its reason (as the plugin prints it)
         print(text)
+    from .report.github import github_output  # on GitHub, as the plugin: the step summary and annotations
+
+    github_output(report.with_fields(**verdict.fields), verdict.lines(), say=print)
     if verdict.passed is None:
         return 2
     return 0 if verdict.passed else 1
@@ -230,6 +238,24 @@ def _cmd_compare(ns: argparse.Namespace) -> int:
     except OSError as exc:
         raise RulerUsageError("--out", ns.out, f"cannot write the file ({exc.strerror or exc})") from None
     print(ns.out)
+    return 0
+
+
+def _cmd_merge(ns: argparse.Namespace) -> int:
+    """Shard reports (--ruler-shard=i/N) into the whole run's report (results.merge); gate, report and compare read it."""
+    from .results.merge import merge_files
+
+    merged = merge_files(ns.reports, partial=ns.partial)
+    try:
+        Path(ns.out).write_text(json.dumps(merged.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise RulerUsageError("--out", ns.out, f"cannot write the file ({exc.strerror or exc})") from None
+    shards = merged.field("shards")
+    count = shards["count"]
+    missing = ", ".join(f"{i}/{count}" for i in shards["missing"])
+    note = f"; PARTIAL: missing {missing} (its gate is NOT DECIDED)" if missing else ""
+    done = ", ".join(f"{i}/{count}" for i in shards["merged"])
+    print(f"merged shards {done}: {_plural(len(merged.items), 'item')} -> {ns.out}{note}")
     return 0
 
 
@@ -348,6 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_spec_flags(c, "compare")
     c.add_argument("--out", metavar="FILE", help="write the Markdown here (default: stdout)")
     c.set_defaults(func=_cmd_compare)
+
+    m = sub.add_parser("merge", help="merge the JSON reports of --ruler-shard=i/N runs into the whole run's report")
+    m.add_argument("reports", nargs="+", metavar="SHARD.json")
+    m.add_argument("--out", required=True, metavar="MERGED.json", help="write the merged JSON report here")
+    m.add_argument("--partial", action="store_true", help="merge although shards are missing (marked partial: never gated as whole)")
+    m.set_defaults(func=_cmd_merge)
 
     t = sub.add_parser("tasks", help="list the registered tasks")
     t.set_defaults(func=_cmd_tasks)

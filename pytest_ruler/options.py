@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import RulerUsageError
+from .shard import parse_shard
 from .parsers import (
     Parser,
     choice,
@@ -104,7 +105,7 @@ def _engine_cli_options() -> tuple[Option, ...]:
 
 _OPTIONS: tuple[Option, ...] = (
     Option("model", "model to test: HF id, local folder, .gguf file or alias (smollm2-135m, gemma3-270m); activates the suite", metavar="NAME"),
-    Option("backend", "engine: auto (vllm where it runs here: a visible GPU, or vLLM's CPU build installed; else hf), hf, vllm, openai, scripted (a rule-based stand-in for plumbing tests, not a model), or a registered name", default="auto"),
+    Option("backend", "engine: auto (vllm where it runs here: a visible GPU, or vLLM's CPU build installed; else hf), hf, vllm, openai, ray (vLLM in Ray Data), scripted (a rule-based stand-in for plumbing tests, not a model), or a registered name", default="auto"),
     Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY)", metavar="URL"),
     Option("tokenizer", "tokenizer for the length budget (default: the model's own)", metavar="NAME"),
     Option("tasks", "RULER task names, globs (niah_*) or all, comma-separated (default: the preset's)", metavar="LIST"),
@@ -158,6 +159,9 @@ _OPTIONS: tuple[Option, ...] = (
     Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
     Option("squad", "SQuAD v2 dev JSON for qa_1", metavar="PATH"),
     Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2", metavar="PATH"),
+    # past one machine: this run's deterministic share of the items (shard.py); merge the reports with `pytest-ruler merge`
+    Option("shard", "run only shard I of N (e.g. 2/4): the items whose node id hashes to it, whatever the order or -n; "
+           "merge the shards' reports with `pytest-ruler merge`", parse_shard, metavar="I/N"),
 )
 OPTIONS: tuple[Option, ...] = _OPTIONS + _engine_cli_options()
 
@@ -323,6 +327,7 @@ class RulerConfig:
     mapreduce: bool = spec_default("mapreduce")
     mapreduce_config: Any = None  # a mapreduce.MapReduceConfig (None: its defaults)
     required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")
+    shard: Any = spec_default("shard")  # a shard.Shard: --ruler-shard=i/N (None: every item)
 
     def threshold_for(self, task: str) -> float:
         return self.task_thresholds.get(task, self.threshold)

@@ -2,7 +2,7 @@
 
 Data flow::
 
-    the built-in entries (hf, vllm, openai, scripted) ─┐
+    the built-in entries (hf, vllm, openai, ray, scripted) ─┐
     register_engine(name, factory)  (a conftest)      ─┴─► one EngineEntry per name
     resolve_backend(name) ──► a concrete name (auto: vllm where it runs here, else hf)
     entry(name) ──► EngineEntry
@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from ..errors import RulerUsageError
-from . import hf_options, openai_options, scripted_options, vllm_options
+from . import hf_options, openai_options, ray_options, scripted_options, vllm_options
 from .base import EngineBase, EngineConfig
 from .context import ContextLength, resolve_context
 from .options import EngineOption
@@ -93,6 +93,8 @@ BUILTIN_ENGINES: "MappingProxyType[str, EngineEntry]" = MappingProxyType({
     "hf": _builtin("hf", "pytest_ruler.engines.hf:HFEngine", hf_options.OPTIONS),
     "vllm": _builtin("vllm", "pytest_ruler.engines.vllm:VLLMEngine", vllm_options.OPTIONS),
     "openai": _builtin("openai", "pytest_ruler.engines.openai:OpenAIEngine", openai_options.OPTIONS),
+    # vLLM inside Ray Data (ray.data.llm): an engine call's prompts as a Ray dataset (engines.ray_data)
+    "ray": _builtin("ray", "pytest_ruler.engines.ray_data:RayDataEngine", ray_options.OPTIONS),
     # answers by rule from the prompt: for testing the plugin's plumbing only
     "scripted": _builtin("scripted", "pytest_ruler.engines.scripted:ScriptedEngine", scripted_options.OPTIONS),
 })

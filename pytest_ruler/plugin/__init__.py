@@ -18,7 +18,8 @@ Hooks, each a hand-off:
   ``run.preflight.check_start`` and the run's plugin object
   (:class:`~pytest_ruler.plugin.terminal.RulerPlugin`, which builds the items and
   reports) and, on the controller, the two that keep the run's end (:mod:`.run_end`:
-  a second Ctrl-C, another output's full disk);
+  a second Ctrl-C, another output's full disk), and with ``--ruler-shard`` the shard's selection
+  (:mod:`.shards`);
 - ``pytest_xdist_auto_num_workers``, ``pytest_runtest_makereport`` (results ride on
   the test report to an xdist controller), ``pytest_unconfigure`` (closes the session).
 
@@ -97,6 +98,10 @@ def pytest_configure(config: Any) -> None:
     config.stash[SESSION_KEY] = rs
     run = RulerPlugin(config)
     config.pluginmanager.register(run, "ruler-run")
+    if rs.config.shard is not None:  # --ruler-shard=i/N: this run's share of the items (plugin.shards)
+        from .shards import ShardPlugin
+
+        config.pluginmanager.register(ShardPlugin(rs.config.shard, rs.config.no_suite), "ruler-shard")
     if not hasattr(config, "workerinput"):  # the outputs are written on the controller
         from .run_end import HeldCtrlC, OutputErrors
 

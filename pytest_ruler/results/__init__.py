@@ -12,7 +12,8 @@ The plugin, the JSON/Markdown reports, the snapshot extension and the
 aggregates or gates on its own.
 
 Modules: ``item`` (ItemResult, the report SCHEMA), ``report`` (the typed report),
-``saved`` (reading a saved report: types checked, the summary recomputed), ``summary`` (cell_scores,
+``saved`` (reading a saved report: types checked, the summary recomputed), ``merge`` (shard
+reports into the whole run's, through ``saved`` and ``report``), ``summary`` (cell_scores,
 summarize_results, mapreduce_vs_native), ``aggregate`` (the paper's formulas:
 Avg, wAvg, effective length), ``scoring`` (RULER's metrics), ``table`` (Table 3
 and its notation), ``cells`` (Table 3's cells read back from a saved report),

@@ -8,7 +8,9 @@
 
 The plugin and ``pytest-ruler gate REPORT.json`` call this same function, so a team
 can gate on a report produced elsewhere (a GPU box, a nightly run) and get the
-plugin's verdict. It reads the summary the typed report computed from the items
+plugin's verdict. A shard's report (``--ruler-shard``) or a partial merge is part of a run:
+every gate asked of it is NOT DECIDED, naming ``pytest-ruler merge`` (``shard.unmerged``).
+It reads the summary the typed report computed from the items
 (:mod:`pytest_ruler.results.report`), never one stored in a file. A gate never passes on missing evidence: errored items, an
 unfinished run or no items at all fail it (an interrupted run gets no verdict). A failed gate
 whose failing cells a token budget caused (a thinking model cut off inside its thinking,
@@ -31,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from ..lengths import format_length
+from ..shard import unmerged
 from .report import Report, as_report
 
 __all__ = ["Verdict", "gate"]
@@ -150,6 +153,9 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
     share questions). ``confidence`` (e.g. 0.95) gates on the effective length's lower
     confidence bound."""
     report = as_report(report)
+    partial = unmerged(report.fields)
+    if partial is not None:  # a shard, a partial merge: no verdict on part of a run
+        return _not_whole(report, partial, required, mapreduce_required, baseline, baseline_path, alpha, test)
     verdict = Verdict(passed=True)
     for (mode, key, what), need in zip(_GATES, (required, mapreduce_required)):
         if need is None:
@@ -174,4 +180,18 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
             verdict.failures += [ln for ln in lines if "significant drop" in ln] or ["baseline: significant drop"]
     if verdict.failures and verdict.passed is not None:
         verdict.passed = False
+    return verdict
+
+
+def _not_whole(report: Report, reason: str, required: int | None, mapreduce_required: int | None, baseline: Any,
+               baseline_path: str | None, alpha: float, test: str) -> Verdict:
+    """NOT DECIDED on each asked gate of a report that is part of a run (``shard.unmerged``)."""
+    verdict = Verdict(passed=None)
+    for (mode, key, _), need in zip(_GATES, (required, mapreduce_required)):
+        if need is not None:
+            verdict.fields[key] = {"required_effective_length": need, "passed": None,
+                                   "effective_length": report.mode(mode).effective_length, "reason": reason}
+    if baseline is not None:
+        verdict.fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": None, "reason": reason}
+        verdict.baseline_lines = [f"NOT DECIDED: {reason}"]
     return verdict

@@ -32,6 +32,7 @@ from ..report.reporters import RunEnd
 from ..results import ItemResult
 from ..results.report import Report
 from ..secrets import scrub
+from ..shard import suite_settings
 from .eta import RunClock
 from .session import RulerSession, one_line
 
@@ -166,6 +167,8 @@ class RunRecord:
             "provenance": attempt("provenance", lambda: _provenance(rootpath)),
             "items_expected": len(self.expected), "items_finished": len(self.finished),
         }
+        if c.shard is not None:  # a shard's report: merged by `pytest-ruler merge`, never gated alone
+            fields["shard"] = c.shard.entry(suite_settings(c))
         if rs.warnings:
             fields["warnings"] = list(rs.warnings)
         fields["interrupted"] = self.interrupted

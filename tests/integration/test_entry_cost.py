@@ -20,6 +20,7 @@ ENTRY = {
     "pytest_ruler.engines", "pytest_ruler.engines.base", "pytest_ruler.engines.context", "pytest_ruler.engines.options",
     "pytest_ruler.engines.registry", "pytest_ruler.engines.hf_options", "pytest_ruler.engines.vllm_options",
     "pytest_ruler.engines.openai_options", "pytest_ruler.engines.scripted_options",
+    "pytest_ruler.shard", "pytest_ruler.engines.ray_options",  # --ruler-shard's parser; the ray engine's declarations
 }
 
 

@@ -80,3 +80,52 @@ def test_the_readme_own_tests_example_runs_as_written(pytester):
     assert "ruler::" not in result.stdout.str()
     items = json.loads((pytester.path / "r.json").read_text())["items"]
     assert max(i["length"] for i in items) <= 8192  # within the embedded model's window
+
+
+def _workflow_commands(name: str) -> dict[str, list[str]]:
+    """{job: the shell lines of its ``run:`` steps} of an example workflow."""
+    yaml = pytest.importorskip("yaml")
+    jobs = yaml.safe_load((EXAMPLES / name).read_text())["jobs"]
+    return {job: [ln.strip() for step in spec["steps"] if "run" in step for ln in step["run"].splitlines() if ln.strip()]
+            for job, spec in jobs.items()}
+
+
+def test_the_sharded_workflow_runs_as_written(pytester, monkeypatch, capsys, tmp_path):
+    """examples/ruler-sharded-gate.yml: each matrix shard's pytest command, then the gate job's merge,
+    gate and report commands, as written (the scripted engine at 1K/2K in place of vLLM and the paper
+    preset); the merged report's verdict and step summary are the unsharded run's."""
+    from pytest_ruler.cli import main
+
+    commands = _workflow_commands("ruler-sharded-gate.yml")
+    shard_cmd = next(c for c in commands["shard"] if c.startswith("pytest "))
+    small = ["--ruler-tasks=niah_single_1,vt,cwe", "--ruler-lengths=1k,2k", "--ruler-samples=1", *AS_EMBEDDED]
+    for k in range(1, 5):
+        line = shard_cmd.replace("${{ vars.MODEL_PATH }}", "smollm2-135m").replace("${{ matrix.shard }}", str(k))
+        args = [a for a in shlex.split(line)[1:] if a not in ("-n", "auto")]  # one process here (a GPU slot each there)
+        assert f"--ruler-shard={k}/4" in args
+        assert run(pytester, *args, *small).ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    whole = run(pytester, "--ruler-model=smollm2-135m", "--ruler-only", "--ruler-report=whole.json", *small)
+    monkeypatch.chdir(pytester.path)
+    gate_job = commands["gate"]
+    assert [c.split()[:2] for c in gate_job if c.startswith("pytest-ruler")] == [["pytest-ruler", "merge"], ["pytest-ruler", "gate"],
+                                                                                  ["pytest-ruler", "report"]]
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    codes = {}
+    for line in gate_job:
+        words = shlex.split(line)
+        if words[0] != "pytest-ruler":
+            continue
+        words = [str(p.name) for w in words[1:] for p in (sorted(pytester.path.glob(w)) if "*" in w else [Path(w)])]
+        codes[words[0]] = main(words)
+    out = capsys.readouterr().out
+    assert codes["merge"] == 0 and codes["report"] == 0 and (pytester.path / "report" / "ruler.md").is_file()
+    merged, unsharded = json.loads((pytester.path / "ruler.json").read_text()), json.loads((pytester.path / "whole.json").read_text())
+    assert merged["summary"] == unsharded["summary"] and len(merged["items"]) == 6 and merged["shards"]["missing"] == []
+    # the gate asks 64K of a 1K/2K run: it fails, and says so on the merged run's step summary
+    gate_lines = [ln for ln in out.splitlines() if ln.startswith("gate ")]
+    assert codes["gate"] == 1 and len(gate_lines) == 1 and gate_lines[0].startswith("gate FAILED: effective length")
+    assert "## Effective context length" in summary.read_text() and "gate FAILED" in summary.read_text()
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED and main(["gate", "whole.json", "--require-effective-length=64k"]) == 1
+    assert [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("gate ")] == gate_lines
