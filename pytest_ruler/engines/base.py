@@ -56,12 +56,16 @@ class GenerationRequest:
     ``prompt`` is the full text (chat-framed input + answer prefix) and
     ``prompt_ids`` its token ids, counted without special tokens: engines that
     accept ids use them, so what was budgeted is exactly what runs.
+    ``affinity`` groups requests whose prompts share an opening (the runner's: the
+    item's ``task/length/seed``): an engine over several endpoints sends a group to one
+    endpoint, whose prefix cache then holds it. Never sent, not part of the cache key.
     """
 
     prompt: str
     prompt_ids: tuple[int, ...]
     max_tokens: int
     stop: tuple[str, ...] = ()
+    affinity: str | None = field(default=None, compare=False)
 
     @property
     def prompt_tokens(self) -> int:
@@ -81,6 +85,10 @@ class Completion:
     # prompt tokens the engine served from its prefix cache, where it reports them (vLLM's
     # RequestOutput.num_cached_tokens, an OpenAI server's usage.prompt_tokens_details.cached_tokens)
     cached_tokens: int | None = None
+    # an engine over several endpoints (openai): the URL that answered (no credentials, no
+    # query) and those that failed it first (the endpoint went down, the request moved)
+    endpoint: str | None = None
+    moved_from: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -108,7 +116,7 @@ class EngineConfig:
     device: str = "auto"
     max_model_len: int | None = None  # raise the engine's context limit explicitly
     trust_remote_code: bool = False
-    base_url: str | None = None
+    base_url: str | Sequence[str] | None = None  # several: the endpoints of one engine (openai)
     batch_size: int | None = None
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)

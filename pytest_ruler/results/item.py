@@ -58,6 +58,9 @@ class ItemResult:
     # the engine's prefix cache on this item's engine calls, where the engine reports it:
     # {"prompt_tokens": of the answers that reported, "cached_tokens": served from the cache}; {} otherwise
     prefix_cache: Mapping[str, int] = field(default_factory=dict)
+    # per endpoint that answered this item's engine calls (results.endpoints.tally): {url: {"requests",
+    # "seconds", "prompt_tokens", "cached_tokens" (where reported), "moved_off"}}; {} for engines without endpoints
+    endpoints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -70,6 +73,7 @@ class ItemResult:
         d["sample_hashes"] = list(self.sample_hashes)
         d["predictions"] = [dict(p) for p in self.predictions]
         d["prefix_cache"] = dict(self.prefix_cache)
+        d["endpoints"] = {url: dict(rec) for url, rec in self.endpoints.items()}
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -86,6 +90,7 @@ class ItemResult:
         d["sample_hashes"] = tuple(d.get("sample_hashes") or ())
         d["predictions"] = tuple(d.get("predictions") or ())  # absent from reports before it existed
         d["prefix_cache"] = dict(d.get("prefix_cache") or {})
+        d["endpoints"] = {str(url): dict(rec) for url, rec in (d.get("endpoints") or {}).items()}
         return cls(**d)
 
     def failure_message(self, threshold: float | None = None) -> str:
