@@ -14,8 +14,8 @@ Data flow::
         a new key                   → the first endpoint in the key's rendezvous order
                                       (``affinity_order``) whose load is under the bound
         bound: load/limit under (1 + SLACK) × (the pool's load + 1 + the call's jobs still to
-        place) / (the pool's slots): a call's keys keep their endpoints, none takes much more
-        than its share
+        place) / (the pool's slots), or a free slot: a call's keys keep their endpoints, none
+        takes much more than its share
     per endpoint: its slots take its own queue first; an idle slot steals from the back of the
         longest other queue (the jobs that would wait longest), so no endpoint idles while
         another has work waiting
@@ -81,13 +81,16 @@ def affinity_order(key: Hashable, names: Sequence[str]) -> list[int]:
 
 def worker_limits(limit: int, endpoints: int, worker: int = 0, workers: int = 1) -> list[int]:
     """Worker ``worker`` of ``workers``' slots at each endpoint, so the workers together keep
-    ``limit`` in flight per endpoint: ``limit // workers`` each, the remainder to the workers
-    ``e, e+1, ...`` (mod ``workers``) at endpoint ``e``. With fewer slots than workers, worker k
-    starts at endpoint k mod E (its slot is there); a worker left without a slot anywhere gets
-    one at endpoint ``worker % endpoints`` (one extra request beats a worker that cannot run)."""
+    ``limit`` in flight per endpoint: ``limit // workers`` each, and endpoint ``e``'s remaining
+    ``r = limit % workers`` slots to workers ``e*r, e*r + 1, ...`` (mod ``workers``), so the
+    remainders of successive endpoints go to successive workers. With one slot per endpoint,
+    worker k's slot is at endpoint k mod E. When the endpoints have fewer slots in all than
+    there are workers, a worker left without one gets one at endpoint ``worker % endpoints``
+    (one request over the bound beats a worker that cannot send)."""
     workers = max(1, workers)
     worker %= workers
-    out = [limit // workers + (1 if (worker - e) % workers < limit % workers else 0) for e in range(endpoints)]
+    rest = limit % workers
+    out = [limit // workers + (1 if (worker - e * rest) % workers < rest else 0) for e in range(endpoints)]
     if not any(out):
         out[worker % endpoints] = 1
     return out
@@ -130,6 +133,7 @@ class EndpointPool:
             return least
         slots = sum(max(1, self.limits[e]) for e in up)
         bound = (1 + self.slack) * (sum(len(self._queues[e]) + self._inflight[e] for e in up) + 1 + coming) / slots
+        bound = max(bound, 1.0)  # a free slot is never too much load
         home = self._home.get(job.key)
         if home in up and self._load(home) < bound:
             return home

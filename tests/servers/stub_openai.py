@@ -2,7 +2,8 @@
 
 ``StubServer(handler)`` serves on 127.0.0.1 on a free port in a daemon thread.
 ``handler(call)`` gets a :class:`Call` (method, path, headers, JSON body) and
-returns ``(status, body)`` or ``(status, body, headers)``; ``None`` means the
+returns ``(status, body)`` or ``(status, body, headers)``, or ``DROP`` (the connection
+closes without an answer); ``None`` means the
 default: ``/v1/models`` lists the stub's models, ``/v1/completions`` and
 ``/v1/chat/completions`` answer ``"ok"``. Every call is recorded in
 ``server.calls`` (thread-safe) so a test can count what reached the server,
@@ -32,7 +33,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-__all__ = ["Call", "StubServer", "Trickle", "completion", "chat_completion"]
+__all__ = ["DROP", "Call", "StubServer", "Trickle", "completion", "chat_completion"]
+
+DROP = object()  # a handler's answer: close the connection without answering (a dropped request)
 
 
 @dataclass
@@ -125,6 +128,9 @@ class StubServer:
                 answer = stub.handler(call) if stub.handler else None
                 if answer is None:
                     answer = stub.default(call)
+                if answer is DROP:  # the connection closes without an answer
+                    self.close_connection = True
+                    return
                 if cached is not None and isinstance(answer, tuple) and isinstance(answer[1], dict):
                     usage = answer[1].setdefault("usage", {})
                     usage["prompt_tokens_details"] = {"cached_tokens": cached[0]}
