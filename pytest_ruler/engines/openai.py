@@ -136,11 +136,10 @@ class OpenAIEngine(OpenAIPool, EngineBase):
     def __init__(self, config: EngineConfig) -> None:
         _require_base_url(config)
         options = engine_options(config, "openai")  # typed, with the declared defaults
-        self.connect(config, options)
         self.concurrency = options["concurrency"]  # per endpoint
         try:
-            self._entry = self._served_entry()  # first: an unreachable server fails fast
-            self.open_endpoints(config, options, self._entry)  # the others, checked against it
+            # first: an unreachable server fails fast; several: each checked against the first that answers
+            self._entry = self.open_endpoints(config, options)
             self._card = model_card(self._entry)
             if not tells_models_apart(self._card):
                 self._notice(

@@ -6,10 +6,12 @@ router, replicas behind a gateway that does not route by prefix). :class:`OpenAI
 is the engine's base class between the server probing (:mod:`.openai_server`) and the
 engine (:mod:`.openai`):
 
-    open_endpoints(config, options, entry) ──► endpoint 0 is the engine's own transport;
-        one OpenAIServer per other URL, each asked GET /models at start. Refused at start,
+    open_endpoints(config, options) ──► one transport per URL, in order; the first that answers
+        is the engine's own (its probes run there); each asked GET /models. Refused at start,
         naming both values: the same URL twice, endpoints that serve the model differently
-        (their /models cards differ) or report different context lengths
+        (their /models cards differ) or report different context lengths. The start-up check
+        (``check_endpoints``, strict) wants every endpoint up; an engine built mid-run (lazily,
+        or in an xdist worker) starts with an endpoint that does not answer marked down
     dispatch(requests, run, one, on_result) ──► endpoints.EndpointPool: per endpoint at most
         ``concurrency`` (--ruler-max-concurrency) requests in flight; an xdist worker holds its
         share of those slots (endpoints.worker_limits over PYTEST_XDIST_WORKER /
@@ -57,6 +59,15 @@ def xdist_worker(environ: Mapping[str, str] | None = None) -> tuple[int, int]:
         return 0, 1
 
 
+def _silent(t: OpenAIServer) -> str | None:
+    """Why endpoint ``t`` does not answer at all (refused, dropped, timed out), or None when it answers."""
+    try:
+        t.get_json("/models")
+    except HTTPFailure as exc:
+        return exc.detail if exc.dropped or exc.timed_out else None
+    return None
+
+
 def _card(entry: Mapping[str, Any]) -> dict[str, Any]:
     """What /models says about the model, but its context (compared on its own)."""
     return {k: v for k, v in model_card(entry).items() if k != _CONTEXT}
@@ -73,39 +84,59 @@ class OpenAIPool(OpenAIServer):
 
     @classmethod
     def check_endpoints(cls, config: Any, options: Mapping[str, Any]) -> dict[str, Any]:
-        """The start-up check of every endpoint (GET /models, compared); the first one's entry."""
+        """The start-up check of every endpoint (GET /models, compared; each must answer); the first one's entry."""
         probe = cls.__new__(cls)
-        probe.connect(config, dict(options))
         try:
-            entry = probe.served()
-            probe.open_endpoints(config, options, entry, pool=False)
+            return probe.open_endpoints(config, options, strict=True, pool=False)
         finally:
             probe.close_endpoints()
-        return entry
 
     def served(self) -> dict[str, Any]:
         """GET /models at this endpoint: its entry for the model (refused at start when it has none)."""
         return self._served_entry()
 
-    def open_endpoints(self, config: Any, options: Mapping[str, Any], entry: Mapping[str, Any], *, pool: bool = True) -> None:
-        """The other endpoints, checked against this one's ``entry``; then the pool (``pool``)."""
-        self.endpoints = [self]
-        seen = {self.base_url: 0}
-        for url in endpoint_urls(config.base_url)[1:]:
-            other = OpenAIServer()
-            other.connect(config, dict(options), url=url)
-            if other.base_url in seen:
-                other.close_transport()
-                raise RulerUsageError("--ruler-base-url", other.base_url,
-                                      "this endpoint is given twice; give each server's URL once")
-            seen[other.base_url] = len(self.endpoints)
-            self.endpoints.append(other)
-            self._compare(other, entry, other._served_entry())
-        if not pool:
-            return
-        worker, workers = xdist_worker()
-        limits = worker_limits(options["concurrency"], len(self.endpoints), worker, workers)
-        self.pool = EndpointPool([t.base_url for t in self.endpoints], limits, affinity=bool(options.get("affinity", True)))
+    def open_endpoints(self, config: Any, options: Mapping[str, Any], *, strict: bool = False, pool: bool = True) -> dict[str, Any]:
+        """Connect to every endpoint, in order; the first that answers is this object's own transport (the
+        engine's probes run there) and its GET /models entry is returned. The others are checked against
+        it. ``strict`` (the start-up check): every endpoint must answer. Otherwise (an engine built
+        mid-run: lazily, or in an xdist worker) an endpoint that does not answer at all is down from the
+        start, said once, as long as one answers. ``pool``: then build the pool."""
+        urls = endpoint_urls(config.base_url)
+        self.endpoints, down, entry = [], {}, None
+        for n, url in enumerate(urls):
+            last = n == len(urls) - 1
+            mine = entry is None
+            if mine:
+                self.close_transport()
+            t = self if mine else OpenAIServer()
+            t.connect(config, dict(options), url=url)
+            if any(other.base_url == t.base_url for other in self.endpoints):
+                if t is not self:
+                    t.close_transport()
+                raise RulerUsageError("--ruler-base-url", t.base_url, "this endpoint is given twice; give each server's URL once")
+            why = None if strict or (mine and last) else _silent(t)
+            if why is not None:
+                if mine:  # the next endpoint may be this engine's own; this one keeps a transport of its own
+                    t = OpenAIServer()
+                    t.connect(config, dict(options), url=url)
+                down[len(self.endpoints)] = why
+                self.endpoints.append(t)
+                continue
+            self.endpoints.append(t)
+            if mine:
+                entry = self._served_entry()
+            else:
+                self._compare(t, entry, t._served_entry())
+        if pool:
+            worker, workers = xdist_worker()
+            limits = worker_limits(options["concurrency"], len(self.endpoints), worker, workers)
+            self.pool = EndpointPool([t.base_url for t in self.endpoints], limits, affinity=bool(options.get("affinity", True)))
+            for e, why in down.items():
+                self.pool.stats[e].down = why
+                self._notice(f"the server at {self.endpoints[e].base_url} does not answer ({shown(why)}); the run goes on with "
+                             "the other endpoints")
+        assert entry is not None  # the last URL raises when no endpoint answers
+        return entry
 
     def _compare(self, other: OpenAIServer, ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> None:
         a, b = self.base_url, other.base_url
@@ -127,8 +158,9 @@ class OpenAIPool(OpenAIServer):
         pool, self.pool = self.pool, None
         if pool is not None:
             pool.close()
-        for other in getattr(self, "endpoints", [])[1:]:
-            other.close_transport()
+        for other in getattr(self, "endpoints", []):
+            if other is not self:
+                other.close_transport()
         self.close_transport()
 
     @property
@@ -144,8 +176,9 @@ class OpenAIPool(OpenAIServer):
         finishes; a line through ``on_wait`` when none has finished for ``wait_notice`` seconds."""
         pool = self.pool
         assert pool is not None, "open_endpoints() first"
-        for other in self.endpoints[1:]:
-            other.on_wait = self.on_wait
+        for other in self.endpoints:
+            if other is not self:
+                other.on_wait = self.on_wait
         urls = self.endpoint_urls
         down = {e for e, s in enumerate(pool.stats) if s.down is not None}
         started = time.monotonic()
@@ -167,8 +200,6 @@ class OpenAIPool(OpenAIServer):
                     self._notice(f"the server at {urls[k]} stopped answering ({shown(s.down)}); its requests moved to the "
                                  f"other endpoints ({', '.join(u for j, u in enumerate(urls) if j not in down) or 'none left'})")
             self._say_notices()
-            for other in self.endpoints[1:]:
-                other.on_wait = self.on_wait
             if on_result is not None:
                 on_result(job.index, completion)
 

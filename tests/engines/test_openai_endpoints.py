@@ -68,7 +68,7 @@ def test_requests_spread_over_the_endpoints_one_item_on_one_endpoint():
     by_cell = {}
     for r, c in zip(requests, out):
         by_cell.setdefault(r.affinity, set()).add(c.endpoint)
-    assert sum(len(v) == 1 for v in by_cell.values()) >= 4, by_cell  # affinity (a stolen tail may split one or two)
+    assert sum(len(v) == 1 for v in by_cell.values()) >= 3, by_cell  # affinity (a spill or a stolen tail may split some)
     assert max(peak.values()) <= 2, peak  # --ruler-max-concurrency: per endpoint
     assert ident["base_url"] == [a.base_url, b.base_url]
     assert all(c.cached_tokens is not None for c in out)
@@ -116,7 +116,7 @@ def test_credentials_in_a_second_url_are_refused_and_a_query_never_shows(monkeyp
         with pytest.raises(RulerUsageError) as err:
             _engine([a.base_url, b.base_url.replace("http://", "http://user:hunter2@")])
         assert "hunter2" not in str(err.value)
-        eng = _engine([a.base_url, b.base_url + "?api-key=sk-query-secret-77"])
+        eng = _engine([a.base_url, b.base_url + "?api-key=sk-query-secret-77"], affinity=False)  # both get requests
         try:
             out = eng.generate(_requests(cells=4, per_cell=2))
             shown = repr(eng.identity()) + repr([c.endpoint for c in out])
@@ -166,3 +166,25 @@ def test_with_one_endpoint_a_dropped_connection_is_retried_not_moved():
         finally:
             eng.close()
     assert done.ok and done.endpoint == a.base_url and not done.moved_from and len(drops) == 1
+
+
+def test_an_engine_built_mid_run_starts_with_a_dead_endpoint_down_the_start_up_check_refuses_it():
+    from pytest_ruler.engines.openai import OpenAIEngine
+
+    said = []
+    with StubServer() as a, StubServer() as b:
+        urls = [a.base_url, b.base_url]
+        a.kill()  # the first endpoint: the engine's probes run on the next one
+        with pytest.raises(RulerUsageError) as err:
+            OpenAIEngine.preflight(EngineConfig(model="stub-model", backend="openai", base_url=urls, options={}))
+        eng = _engine(urls)
+        eng.on_wait = said.append
+        try:
+            out = eng.generate(_requests(cells=2, per_cell=2))
+            ident = eng.identity()
+        finally:
+            eng.close()
+    assert err.value.parameter == "--ruler-base-url" and err.value.value == a.base_url and "unreachable" in err.value.fix
+    assert all(c.ok and c.endpoint == b.base_url and not c.moved_from for c in out)
+    assert ident["base_url"] == urls  # the cache key names the endpoints as given, whichever answers
+    assert any(a.base_url in line and "does not answer" in line for line in said), said
