@@ -22,7 +22,7 @@ Four measurements, each against a baseline run in this same process:
 4. ``real_servers``: two llama.cpp servers (llama-cpp-python's, the embedded SmolLM2-135M
    GGUF) against one of them: the same RULER requests, predictions compared one by one.
 
-    python bench/scale_out.py [--service 0.2] [--rounds 5] [--skip-real]
+    python bench/scale_out.py [--service 0.2] [--rounds 5] [--parts scaling,cached_share,failover,real_servers]
 """
 
 from __future__ import annotations
@@ -97,14 +97,14 @@ class StandIn:
 # --------------------------------------------------------------------------- requests
 
 
-def ruler_items(seeds: int, samples: int, length: int) -> list:
+def ruler_items(seeds: int, samples: int, length: int, tasks: tuple[str, ...] = TASKS) -> list:
     """Every item's requests (real RULER prompts, with the runner's affinity keys), generated once."""
     from pytest_ruler.options import RulerConfig
     from pytest_ruler.run import runner
     from pytest_ruler.run.session import RulerSession
 
-    session = RulerSession(RulerConfig(model="smollm2-135m", backend="scripted", tasks=TASKS, samples=samples), None)
-    return [runner.item_inputs(session, task, length, seed, samples).requests for task in TASKS for seed in range(seeds)]
+    session = RulerSession(RulerConfig(model="smollm2-135m", backend="scripted", tasks=tasks, samples=samples), None)
+    return [runner.item_inputs(session, task, length, seed, samples).requests for task in tasks for seed in range(seeds)]
 
 
 def engine(urls: list[str], concurrency: int, **options):
@@ -268,7 +268,7 @@ def real_servers(ns) -> dict:
 
     if missing_modules():
         return {"skipped": f"llama-cpp-python's server is not installed (missing {', '.join(missing_modules())})"}
-    items = ruler_items(1, ns.real_samples, 1024)[:ns.real_items]
+    items = ruler_items(1, ns.real_samples, ns.real_length, TASKS[:ns.real_items])
     requests = [r for item in items for r in item]
     requests = [requests[i] for i in prefix_order(requests)]
     gguf = embedded_gguf_path("smollm2-135m")
@@ -287,7 +287,7 @@ def real_servers(ns) -> dict:
     (t1, one), (t2, two) = out["one"], out["two"]
     same = [x.text == y.text for x, y in zip(one, two)]
     return {
-        "what": f"{len(requests)} RULER requests at 1K ({len(items)} items of {', '.join(TASKS[:ns.real_items])}, "
+        "what": f"{len(requests)} RULER requests at {ns.real_length} tokens ({len(items)} items of {', '.join(TASKS[:ns.real_items])}, "
                 f"{ns.real_samples} samples each) through one llama.cpp server (llama-cpp-python {_version('llama_cpp')}, "
                 "SmolLM2-135M GGUF, 1 thread) and through two, --ruler-max-concurrency=1",
         "requests": len(requests),
@@ -318,25 +318,38 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--samples", type=int, default=8)
     ap.add_argument("--die-at", type=int, default=6)
-    ap.add_argument("--real-items", type=int, default=3)
-    ap.add_argument("--real-samples", type=int, default=4)
-    ap.add_argument("--skip-real", action="store_true")
+    ap.add_argument("--real-items", type=int, default=2)
+    ap.add_argument("--real-samples", type=int, default=3)
+    ap.add_argument("--real-length", type=int, default=512)
+    ap.add_argument("--parts", default="scaling,cached_share,failover,real_servers",
+                    help="the parts to run; the others are kept from an earlier --out file")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "scale_out.json"))
     ns = ap.parse_args()
 
-    items = ruler_items(ns.seeds, ns.samples, 1024)
-    result: dict = {"bench": "scale_out", "python": platform.python_version(), "machine": platform.machine(),
-                    "cpus": os.cpu_count(), "load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
-    result["scaling"] = scaling(items, ns)
-    print(json.dumps(result["scaling"]), flush=True)
-    result["cached_share"] = {"what": "share of prompt tokens served from each stand-in's simulated prefix cache (16-token "
-                                      "blocks, fresh per row), one engine call of every item, with and without prefix affinity",
-                              "rows": cached_share(items, ns)}
-    result["failover"] = failover(ns)
-    print(json.dumps(result["failover"]), flush=True)
-    result["real_servers"] = {"skipped": "--skip-real"} if ns.skip_real else real_servers(ns)
-    print(json.dumps(result["real_servers"]), flush=True)
-    result["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]
+    parts = set(ns.parts.split(","))
+    out = Path(ns.out)
+    result: dict = json.loads(out.read_text()) if out.exists() and parts != {"scaling", "cached_share", "failover", "real_servers"} else {}
+    result.update({"bench": "scale_out", "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()})
+    result.setdefault("load_average", {})
+    items = ruler_items(ns.seeds, ns.samples, 1024) if parts & {"scaling", "cached_share"} else []
+    if "scaling" in parts:
+        result["scaling"] = scaling(items, ns)
+        print(json.dumps(result["scaling"]), flush=True)
+        result["load_average"]["scaling"] = [round(x, 1) for x in os.getloadavg()]  # 1, 5, 15 min, as the part ended
+    if "cached_share" in parts:
+        result["cached_share"] = {"what": "share of prompt tokens served from each stand-in's simulated prefix cache (16-token "
+                                          "blocks, fresh per row), one engine call of every item, with and without prefix "
+                                          "affinity; one endpoint: the ceiling (every prefix in one cache)",
+                                  "rows": cached_share(items, ns)}
+        result["load_average"]["cached_share"] = [round(x, 1) for x in os.getloadavg()]
+    if "failover" in parts:
+        result["failover"] = failover(ns)
+        print(json.dumps(result["failover"]), flush=True)
+        result["load_average"]["failover"] = [round(x, 1) for x in os.getloadavg()]  # 1, 5, 15 min, as the part ended
+    if "real_servers" in parts:
+        result["real_servers"] = real_servers(ns)
+        print(json.dumps(result["real_servers"]), flush=True)
+        result["load_average"]["real_servers"] = [round(x, 1) for x in os.getloadavg()]  # 1, 5, 15 min, as the part ended
     Path(ns.out).parent.mkdir(parents=True, exist_ok=True)
     Path(ns.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {ns.out}")

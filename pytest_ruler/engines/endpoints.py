@@ -260,8 +260,9 @@ class EndpointPool:
             for q in self._queues:
                 q.clear()
             self._cv.notify_all()
+        deadline = time.monotonic() + 2.0  # a thread in a request ends with it (daemon threads: never waited on long)
         for t in self._threads:
-            t.join(timeout=1.0)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
 class _Inbox(queue.Queue):

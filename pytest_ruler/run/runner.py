@@ -2,10 +2,12 @@
 
 Data flow of a native item (task × length × seed)::
 
-    iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids)
+    iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids; ``affinity``
+        the item's ``task/length/seed``, which keeps its samples on one endpoint of several)
         ──► session.complete: cache hits | Engine.generate (each answer cached as it arrives)
         ──► grade (the task's RULER metric) ──► item_result ──► ItemResult
-            (with ``prediction_records``: every sample's prediction, answers, score, prompt hash)
+            (with ``prediction_records``: every sample's prediction, answers, score, prompt hash;
+            ``endpoints``: per endpoint that answered, results.endpoints.tally)
 
 Samples are generated lazily, in the batches the engine consumes (``session.generating`` says
 how far generation is when it is the slow part): the cache

@@ -84,6 +84,7 @@ def test_an_endpoint_killed_mid_run_costs_no_prediction_and_the_report_names_it(
     assert counts[a.base_url]["requests"] == 10  # the rest, the moved ones included
     out = result.stdout.str()
     assert f"endpoint {b.base_url} failed mid-run" in out and "moved to " + a.base_url in out, out
+    assert any(w.startswith(f"endpoint {b.base_url} failed mid-run") for w in data["warnings"]), data["warnings"]
 
 
 def test_endpoints_with_different_context_lengths_are_refused_at_start(pytester):
