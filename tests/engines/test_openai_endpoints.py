@@ -47,7 +47,7 @@ def test_requests_spread_over_the_endpoints_one_item_on_one_endpoint():
             with lock:
                 active[name] = active.get(name, 0) + 1
                 peak[name] = max(peak.get(name, 0), active[name])
-            time.sleep(0.02)
+            time.sleep(0.05)
             with lock:
                 active[name] -= 1
             return 200, completion(f"from {name}")
@@ -112,11 +112,12 @@ def test_the_same_endpoint_twice_is_refused():
 
 
 def test_credentials_in_a_second_url_are_refused_and_a_query_never_shows(monkeypatch):
-    with StubServer() as a, StubServer() as b:
+    # a slow, b quick, one slot each: b answers its own requests and takes a's waiting ones
+    with StubServer(service_time=1.0) as a, StubServer() as b:
         with pytest.raises(RulerUsageError) as err:
             _engine([a.base_url, b.base_url.replace("http://", "http://user:hunter2@")])
         assert "hunter2" not in str(err.value)
-        eng = _engine([a.base_url, b.base_url + "?api-key=sk-query-secret-77"], affinity=False)  # both get requests
+        eng = _engine([a.base_url, b.base_url + "?api-key=sk-query-secret-77"], concurrency=1)
         try:
             out = eng.generate(_requests(cells=4, per_cell=2))
             shown = repr(eng.identity()) + repr([c.endpoint for c in out])

@@ -80,8 +80,9 @@ def test_an_endpoint_killed_mid_run_costs_no_prediction_and_the_report_names_it(
     data = report(pytester)
     assert all(it["score"] == 100.0 and it["error"] is None for it in data["items"])
     counts = data["endpoints"]
-    assert counts[b.base_url]["moved_off"] >= 1 and counts[b.base_url]["requests"] == b.killed_at == 2
-    assert counts[a.base_url]["requests"] == 10  # the rest, the moved ones included
+    # b answered one or two (two requests in flight at most: the one it died on, maybe another) and those count
+    assert counts[b.base_url]["moved_off"] >= 1 and counts[b.base_url]["requests"] == b.killed_at in (1, 2)
+    assert counts[a.base_url]["requests"] == 12 - b.killed_at  # the rest, the moved ones included
     out = result.stdout.str()
     assert f"endpoint {b.base_url} failed mid-run" in out and "moved to " + a.base_url in out, out
     assert any(w.startswith(f"endpoint {b.base_url} failed mid-run") for w in data["warnings"]), data["warnings"]

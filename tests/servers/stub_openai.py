@@ -135,9 +135,11 @@ class StubServer:
                     usage = answer[1].setdefault("usage", {})
                     usage["prompt_tokens_details"] = {"cached_tokens": cached[0]}
                     usage.setdefault("prompt_tokens", cached[1])
-                if completion_call:
-                    with stub._lock:
-                        stub.answered += 1
+                with stub._lock:
+                    if stub._dead.is_set():  # killed while the handler ran: no answer (killed_at counts the others)
+                        self.close_connection = True
+                        return
+                    stub.answered += completion_call
                 if isinstance(answer, Trickle):
                     self._trickle(answer)
                     return
@@ -205,9 +207,9 @@ class StubServer:
 
     def kill(self) -> None:
         """End the server as a crash would: refuse new connections, drop the requests in flight."""
-        with self._lock:
+        with self._lock:  # an answer counted before this is sent; none after
             self.killed_at = self.answered
-        self._dead.set()
+            self._dead.set()
         self._server.shutdown()
         self._server.server_close()
 
