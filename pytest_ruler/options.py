@@ -44,6 +44,7 @@ from .parsers import (
     Parser,
     choice,
     integer,
+    parse_base_urls,
     parse_confidence,
     parse_depths,
     parse_device,
@@ -106,7 +107,10 @@ def _engine_cli_options() -> tuple[Option, ...]:
 _OPTIONS: tuple[Option, ...] = (
     Option("model", "model to test: HF id, local folder, .gguf file or alias (smollm2-135m, gemma3-270m); activates the suite", metavar="NAME"),
     Option("backend", "engine: auto (vllm where it runs here: a visible GPU, or vLLM's CPU build installed; else hf), hf, vllm, openai, ray (vLLM in Ray Data), scripted (a rule-based stand-in for plumbing tests, not a model), or a registered name", default="auto"),
-    Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY)", metavar="URL"),
+    Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY); give it "
+           "several times (ini: one per line) for several servers of the same model: the requests are spread over them, the "
+           "samples of one item on one server (its prefix cache), and a server that dies mid-run hands its requests to the others",
+           parse_base_urls, metavar="URL"),
     Option("tokenizer", "tokenizer for the length budget (default: the model's own)", metavar="NAME"),
     Option("tasks", "RULER task names, globs (niah_*) or all, comma-separated (default: the preset's)", metavar="LIST"),
     Option("lengths", "target lengths in tokens, e.g. 4k,8k,16384 (k = 1024; default: the preset's)", parse_lengths, metavar="LIST"),
@@ -184,7 +188,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 _BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
-REPEATABLE = ("engine-option", "chat-template-kwargs")  # options given several times (argparse append)
+REPEATABLE = ("engine-option", "chat-template-kwargs", "base-url")  # options given several times (argparse append)
 
 
 def option(name: str) -> Option:
@@ -284,7 +288,7 @@ class RulerConfig:
 
     model: str
     backend: str = spec_default("backend")
-    base_url: str | None = spec_default("base-url")
+    base_url: str | tuple[str, ...] | None = spec_default("base-url")  # several: a tuple (--ruler-base-url repeated)
     tokenizer: str | None = spec_default("tokenizer")
     tasks: tuple[str, ...] = field(default_factory=_default_tasks)  # the names, resolved
     lengths: tuple[int, ...] = spec_default("lengths")

@@ -193,3 +193,23 @@ def parse_marker(where: str, raw: Any) -> str:
     if not text.strip():
         raise RulerUsageError(where, raw, "give the text that opens or closes the model's thinking, e.g. <think> and </think>")
     return text
+
+
+def parse_base_urls(where: str, raw: Any) -> str | tuple[str, ...]:
+    """``--ruler-base-url``, given once or several times (ini ``ruler_base_url``: one URL per line):
+    one URL as the string, several as a tuple in the order given. The same URL twice is refused
+    here; each URL's form is checked when the engine connects (a URL with credentials is refused there)."""
+    urls: list[str] = []
+    for value in raw if isinstance(raw, (list, tuple)) else [raw]:
+        urls += str(value).split()
+    if not urls:
+        raise RulerUsageError(where, raw, "give the server's OpenAI API root, e.g. http://127.0.0.1:8000/v1")
+    seen: set[str] = set()
+    for url in urls:
+        key = url.rstrip("/")
+        if key in seen:
+            from .secrets import scrub_command
+
+            raise RulerUsageError(where, scrub_command([url])[0], "this endpoint is given twice; give each server's URL once")
+        seen.add(key)
+    return urls[0] if len(urls) == 1 else tuple(urls)

@@ -56,6 +56,9 @@ class GenerationRequest:
     ``prompt`` is the full text (chat-framed input + answer prefix) and
     ``prompt_ids`` its token ids, counted without special tokens: engines that
     accept ids use them, so what was budgeted is exactly what runs.
+    ``affinity`` groups requests whose prompts share an opening (the runner's: the
+    item's ``task/length/seed``): an engine over several endpoints sends a group to one
+    endpoint, whose prefix cache then holds it. Never sent, not part of the cache key.
     """
 
     prompt: str
@@ -65,6 +68,7 @@ class GenerationRequest:
     # the end of ``prompt`` that is RULER's answer prefix ("" when unknown): with a think budget
     # it goes after the thinking (run.reasoning), never before it; not part of the cache key
     answer_prefix: str = ""
+    affinity: str | None = field(default=None, compare=False)
 
     @property
     def prompt_tokens(self) -> int:
@@ -91,6 +95,10 @@ class Completion:
     # (engines.thinking.OUTCOMES) and the tokens spent thinking; ``text`` is then the answer
     outcome: str | None = None
     thinking_tokens: int = 0
+    # an engine over several endpoints (openai): the URL that answered (no credentials, no
+    # query) and those that failed it first (the endpoint went down, the request moved)
+    endpoint: str | None = None
+    moved_from: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -118,7 +126,7 @@ class EngineConfig:
     device: str = "auto"
     max_model_len: int | None = None  # raise the engine's context limit explicitly
     trust_remote_code: bool = False
-    base_url: str | None = None
+    base_url: str | Sequence[str] | None = None  # several: the endpoints of one engine (openai)
     batch_size: int | None = None
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)

@@ -13,12 +13,14 @@ Data flow::
                         400/422  → completions, prompt = text
                         404/405  → chat/completions with an assistant prefill
     generate(requests) ──► check_context (over-length answered locally)
-                       ──► ThreadPoolExecutor(concurrency) ──► POST, retries
-                       ──► on_result(i, Completion) as each finishes
+                       ──► the endpoints' pool (.openai_pool: ``concurrency`` in flight per
+                           endpoint, prefix affinity, failover) ──► POST, retries
+                       ──► on_result(i, Completion) as each finishes, with the endpoint
+                           that answered
 
-Options (``EngineConfig.options``): ``concurrency``, ``timeout``,
-``max_retries``, ``retry_backoff``, ``endpoint``, ``prompt_format``,
-``max_context``, ``extra_body``; declared with their defaults and meanings in
+Options (``EngineConfig.options``): ``concurrency`` (per endpoint;
+``--ruler-max-concurrency``), ``timeout``, ``max_retries``, ``retry_backoff``,
+``endpoint``, ``prompt_format``, ``max_context``, ``extra_body``, ``affinity``; declared with their defaults and meanings in
 :mod:`.openai_options`, coerced by :mod:`.options`. Probing the server is
 :mod:`.openai_server`; the HTTP side (one keep-alive client, deadlines,
 retries, redirects) is :mod:`.openai_transport`. While requests are in flight
@@ -39,7 +41,10 @@ Reasoning: a server that parses a thinking model's reasoning apart gives it as `
 the choice (completions); it is kept, scrubbed, as ``Completion.reasoning`` and the answer is the
 content (``None`` content: an empty answer). Splitting and counting is :mod:`.thinking`'s.
 
-Cache identity: base URL, model, endpoint, prompt format, ``extra_body``, and
+Several endpoints (``--ruler-base-url`` given more than once): :mod:`.openai_pool`
+checks them at start and spreads the requests; the probes below run on the first.
+
+Cache identity: base URL (several: the list), model, endpoint, prompt format, ``extra_body``, and
 ``served_model``: what ``GET /models`` says about the model, without the
 fields that change per call (:func:`~.openai_server.model_card`).
 
@@ -62,9 +67,7 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
@@ -72,7 +75,9 @@ from ..outside_text import shown
 from ..secrets import API_KEY_ENV, scrub
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
-from .openai_server import OpenAIServer, model_card, tells_models_apart
+from .endpoints import EndpointDown
+from .openai_pool import OpenAIPool
+from .openai_server import model_card, tells_models_apart
 from .openai_transport import BASE_TIMEOUT as _BASE_TIMEOUT  # noqa: F401 - tests read it here
 from .openai_transport import HTTPFailure
 from .options import engine_options
@@ -143,7 +148,7 @@ def _require_base_url(config: EngineConfig) -> None:
         )
 
 
-class OpenAIEngine(OpenAIServer, EngineBase):
+class OpenAIEngine(OpenAIPool, EngineBase):
     """Greedy completions from an OpenAI-compatible server (see module doc)."""
 
     name = "openai"
@@ -156,12 +161,10 @@ class OpenAIEngine(OpenAIServer, EngineBase):
     def __init__(self, config: EngineConfig) -> None:
         _require_base_url(config)
         options = engine_options(config, "openai")  # typed, with the declared defaults
-        self.connect(config, options)
-        self.concurrency = options["concurrency"]
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self.concurrency = options["concurrency"]  # per endpoint
         try:
-            self._entry = self._served_entry()  # first: an unreachable server fails fast
+            # first: an unreachable server fails fast; several: each checked against the first that answers
+            self._entry = self.open_endpoints(config, options)
             self._card = model_card(self._entry)
             if not tells_models_apart(self._card):
                 self._notice(
@@ -176,7 +179,7 @@ class OpenAIEngine(OpenAIServer, EngineBase):
             self._no_bos_field = False
             self.endpoint, self.prompt_format = self._choose_endpoint(options["endpoint"], options["prompt_format"])
         except BaseException:
-            self.close_transport()
+            self.close_endpoints()
             raise
 
     @classmethod
@@ -184,12 +187,7 @@ class OpenAIEngine(OpenAIServer, EngineBase):
         """The start-up check, within seconds: the server answers GET /models and serves
         the model. Returns the server's ``max_model_len`` (None when it does not say)."""
         _require_base_url(config)
-        probe = cls.__new__(cls)
-        probe.connect(config, engine_options(config, "openai"))
-        try:
-            value = probe._served_entry().get("max_model_len")
-        finally:
-            probe.close_transport()
+        value = cls.check_endpoints(config, engine_options(config, "openai")).get("max_model_len")
         return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**9 else None
 
     # ------------------------------------------------------------------ set-up
@@ -282,16 +280,22 @@ class OpenAIEngine(OpenAIServer, EngineBase):
                 body["add_special_tokens"] = False  # vLLM: the budget counted no BOS
         return "/completions", body
 
-    def _one(self, index: int, request: GenerationRequest) -> Completion:
+    def _one(self, index: int, request: GenerationRequest, via: Any = None, move_on_drop: bool = False) -> Completion:
+        """One request on endpoint ``via`` (default: the first); ``move_on_drop``: a dropped
+        connection raises EndpointDown (the pool moves the request) instead of being retried."""
         start = time.perf_counter()
+        via = via or self
         path, body = self._body(request)
-        where = f"POST {self.base_url}{path}"
+        where = f"POST {via.base_url}{path}"
         try:
-            data = self.post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens))
+            data = via.post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens),
+                                 move_on_drop=move_on_drop)
             choice = data["choices"][0]
             if not isinstance(choice, dict):
                 raise TypeError
         except HTTPFailure as exc:
+            if self.moves(exc, move_on_drop):
+                raise EndpointDown(exc.detail) from None
             return self._failed(request, str(exc), start)
         except (KeyError, IndexError, TypeError):
             return self._failed(request, f"{where}: the answer has no choices[0]", start)
@@ -353,12 +357,6 @@ class OpenAIEngine(OpenAIServer, EngineBase):
             error=message,
         )
 
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="ruler-openai")
-            return self._pool
-
     # ------------------------------------------------------------------ Engine API
 
     def generate(self, requests: Sequence[GenerationRequest], on_result: ResultCallback | None = None) -> list[Completion]:
@@ -371,34 +369,15 @@ class OpenAIEngine(OpenAIServer, EngineBase):
             if on_result is not None:
                 on_result(i, completion)
         if run:
-            pool = self._executor()
-            pending: dict[Future, int] = {pool.submit(self._one, i, requests[i]): i for i in run}
-            last = started = time.monotonic()
-            try:
-                while pending:
-                    done, _ = wait(pending, timeout=WAIT_NOTICE, return_when=FIRST_COMPLETED)
-                    now = time.monotonic()
-                    if done:
-                        last = now
-                    elif self.on_wait is not None and now - last >= WAIT_NOTICE:
-                        n = len(pending)
-                        self.on_wait(f"ruler: waiting for the server at {self.base_url}: {n} request{'s' if n != 1 else ''} in flight, "
-                                     f"{now - started:.0f} s so far ({len(run) - n} of {len(run)} done)")
-                    self._say_notices()  # what the worker threads noticed, said from this thread
-                    for fut in done:
-                        i = pending.pop(fut)
-                        results[i] = fut.result()
-                        if on_result is not None:
-                            on_result(i, results[i])
-            finally:
-                for fut in pending:
-                    fut.cancel()
+            self.dispatch(requests, run, results, on_result, wait_notice=WAIT_NOTICE)
+            self._say_notices()  # what the pool's threads noticed, said from this thread
         return results  # type: ignore[return-value]  # every slot is filled here
 
     def identity(self) -> Mapping[str, Any]:
         ident: dict[str, Any] = {
             "engine": "openai",
-            "base_url": self.base_url,
+            # several endpoints: all of them (another set of servers is another cache key)
+            "base_url": self.base_url if len(self.endpoint_urls) == 1 else self.endpoint_urls,
             "model": self.model,
             "endpoint": self.endpoint,
             "prompt_format": self.prompt_format,
@@ -411,11 +390,7 @@ class OpenAIEngine(OpenAIServer, EngineBase):
         return ident
 
     def close(self) -> None:
-        with self._pool_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        self.close_transport()
+        self.close_endpoints()
 
     def __enter__(self) -> "OpenAIEngine":
         return self

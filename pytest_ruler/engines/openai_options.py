@@ -16,7 +16,9 @@ ENDPOINTS = ("auto", "completions", "chat")
 PROMPT_FORMATS = ("auto", "ids", "text")
 
 OPTIONS: tuple[EngineOption, ...] = (
-    EngineOption("concurrency", "int", 8, "requests in flight at once", minimum=1),
+    EngineOption("concurrency", "int", 8, "requests in flight per endpoint (with xdist: per endpoint for the whole run, "
+                 "each worker holding its share). With --ruler-base-url given several times each endpoint gets this many",
+                 minimum=1, cli="max-concurrency"),
     EngineOption(
         "timeout", "float", None,
         "seconds a request may take in all, however slowly the server sends its answer; by default 120 s plus 5 s "
@@ -54,5 +56,10 @@ OPTIONS: tuple[EngineOption, ...] = (
         'repeat_penalty 1.1 even at temperature 0; when /models says the server is llama.cpp the engine sends '
         '{"repeat_penalty": 1.0} itself (extra_body overrides it)',
         mapping=True,
+    ),
+    EngineOption(
+        "affinity", "bool", True,
+        "several endpoints: keep the samples of one item (task, length, seed) on one endpoint, whose prefix cache "
+        "then holds their shared opening (false: each request to the least loaded endpoint)",
     ),
 )

@@ -38,8 +38,14 @@ Notices: things the user should hear once (a redirect, a server answering as
 another model) are logged and kept until the engine's ``on_wait`` line sink
 is set, then said there (``ruler: warning: ...``), each once.
 
+Several endpoints (``--ruler-base-url`` given more than once: ``config.base_url`` a
+sequence): each has its own transport, ``connect(config, options, url=...)``; the first
+URL is the default (:func:`endpoint_urls`). ``post_json(..., move_on_drop=True)`` does not
+retry a dropped connection (refused, reset: ``HTTPFailure.dropped``), so the engine can move
+the request to another endpoint at once (:mod:`.openai_pool`).
+
 Public names: ``OpenAITransport`` (``connect``, ``get_json``, ``post_json``,
-``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``,
+``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``, ``endpoint_urls``,
 ``BASE_TIMEOUT``, ``STARTUP_TIMEOUT``.
 """
 
@@ -62,7 +68,7 @@ from ..outside_text import shown
 from ..secrets import API_KEY_ENV, api_key
 from .http_deadline import DeadlineTransport
 
-__all__ = ["BASE_TIMEOUT", "STARTUP_TIMEOUT", "HTTPFailure", "OpenAITransport", "display_url"]
+__all__ = ["BASE_TIMEOUT", "STARTUP_TIMEOUT", "HTTPFailure", "OpenAITransport", "display_url", "endpoint_urls"]
 
 log = logging.getLogger("pytest_ruler.engines.openai")  # one logger for the engine and its transport
 
@@ -114,6 +120,20 @@ class HTTPFailure(Exception):
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+
+    @property
+    def dropped(self) -> bool:
+        """No HTTP answer at all: the connection was refused, reset or closed (not a timeout)."""
+        return self.status is None and self.retryable and not self.timed_out
+
+
+def endpoint_urls(value: Any) -> tuple[str, ...]:
+    """The endpoints' URLs as given: ``--ruler-base-url`` once (a string) or several times (a sequence)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
 
 
 def _parse_base_url(raw: str) -> tuple[str, str, str]:
@@ -192,13 +212,13 @@ def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:
 class _RetryPolicy:
     """When and how long to wait before retrying one POST (tenacity's stop, wait and retry)."""
 
-    def __init__(self, retries: int, backoff: float, jitter: random.Random, window: float) -> None:
+    def __init__(self, retries: int, backoff: float, jitter: random.Random, window: float, move_on_drop: bool = False) -> None:
         self.retries, self.backoff, self.jitter, self.window = retries, backoff, jitter, window
+        self.move_on_drop = move_on_drop
         self.timeouts = 0
 
-    @staticmethod
-    def worth_retrying(exc: BaseException) -> bool:
-        return isinstance(exc, HTTPFailure) and exc.retryable
+    def worth_retrying(self, exc: BaseException) -> bool:
+        return isinstance(exc, HTTPFailure) and exc.retryable and not (self.move_on_drop and exc.dropped)
 
     def wait(self, state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -221,10 +241,11 @@ class _RetryPolicy:
 class OpenAITransport:
     """Connection settings and HTTP requests of the openai engine (see the module docstring)."""
 
-    def connect(self, config: Any, options: dict[str, Any]) -> None:
-        """The connection settings from a config and its coerced options; opens the client (no request yet)."""
+    def connect(self, config: Any, options: dict[str, Any], *, url: str | None = None) -> None:
+        """The connection settings from a config and its coerced options (``url``: one endpoint of
+        several; default the first); opens the client (no request yet)."""
         self.config, self.model = config, config.model
-        self._base, self._query, self.base_url = _parse_base_url(config.base_url)
+        self._base, self._query, self.base_url = _parse_base_url(url if url is not None else endpoint_urls(config.base_url)[0])
         self._key = _Secret(api_key())
         # None: scaled with the prompt (see _timeout_for); a number: the deadline of every request
         self.timeout = options["timeout"]
@@ -364,11 +385,13 @@ class OpenAITransport:
         return self._request("GET", path, base=base, seconds=seconds, deadline=deadline)
 
     def post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None,
-                   timeout: float | None = None) -> Any:
-        """POST with retries (see the module docstring); each attempt within ``timeout`` seconds; the JSON answer."""
+                   timeout: float | None = None, move_on_drop: bool = False) -> Any:
+        """POST with retries (see the module docstring); each attempt within ``timeout`` seconds; the JSON
+        answer. ``move_on_drop``: a dropped connection is raised at once, not retried here."""
         retries = self.max_retries if retries is None else retries
         seconds = timeout or self._timeout_for(0)
-        policy = _RetryPolicy(retries, self.retry_backoff, jitter or random.Random(0), window=seconds + _RETRY_WINDOW)
+        policy = _RetryPolicy(retries, self.retry_backoff, jitter or random.Random(0), window=seconds + _RETRY_WINDOW,
+                              move_on_drop=move_on_drop)
         attempts = tenacity.Retrying(stop=policy.stop, wait=policy.wait, retry=tenacity.retry_if_exception(policy.worth_retrying),
                                      before_sleep=policy.before_sleep, reraise=True)
         tries = 0

@@ -4,7 +4,7 @@
         the section, Table 3 per mode (its mode's table) with its notes and NOTATION, the errored
         items, an incomplete run (also one stopped before any item finished: no table, the partial
         mark and the verdict, as the JSON has them), both effective lengths and the rescue line (with map-reduce),
-        the model and threshold, the verdict lines, failures, end-of-run errors, files written
+        the model and threshold, the endpoints (several, or one that failed: results.endpoints), the verdict lines, failures, end-of-run errors, files written
     Report ──rescue_line(report)──► "map-reduce passes where native fails (<grounding>): cells" | None
     Verdict ──verdict_lines(verdict)──► its lines (the baseline's, then one per gate)
 
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..lengths import format_length
+from ..results.endpoints import endpoint_lines, endpoint_total, failover_notes
 from ..results.report import Report, as_report
 from ..results.table import NOTATION, format_text, skipped_notes, table_notes
 from ..secrets import scrub
@@ -124,6 +125,8 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
     out.append(Line(f"model {report.model} ({report.backend}); haystack: {report.haystack_corpus}"))
     cached, asked = sum(r.cached for r in report.items), sum(r.samples for r in report.items)
     out.append(Line(f"threshold {report.threshold}; {cached} of {asked} predictions from the cache"))
+    total = endpoint_total(report.items)
+    out += [Line(text) for text in endpoint_lines(total)] + [Line(text, "yellow") for text in failover_notes(total)]
     return out + _end(verdict, stated, failures, errors, written)
 
 

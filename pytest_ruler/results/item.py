@@ -61,6 +61,9 @@ class ItemResult:
     # a thinking model's counts (results.budgets.item_thinking): outcomes, thinking and answer tokens,
     # the think budget, failing samples cut inside their thinking; {} when there is nothing to say
     thinking: Mapping[str, Any] = field(default_factory=dict)
+    # per endpoint that answered this item's engine calls (results.endpoints.tally): {url: {"requests",
+    # "seconds", "prompt_tokens", "cached_tokens" (where reported), "moved_off"}}; {} for engines without endpoints
+    endpoints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -74,6 +77,7 @@ class ItemResult:
         d["predictions"] = [dict(p) for p in self.predictions]
         d["prefix_cache"] = dict(self.prefix_cache)
         d["thinking"] = dict(self.thinking)
+        d["endpoints"] = {url: dict(rec) for url, rec in self.endpoints.items()}
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -91,6 +95,7 @@ class ItemResult:
         d["predictions"] = tuple(d.get("predictions") or ())  # absent from reports before it existed
         d["prefix_cache"] = dict(d.get("prefix_cache") or {})
         d["thinking"] = dict(d.get("thinking") or {})
+        d["endpoints"] = {str(url): dict(rec) for url, rec in (d.get("endpoints") or {}).items()}
         return cls(**d)
 
     def failure_message(self, threshold: float | None = None) -> str:

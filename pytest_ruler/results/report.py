@@ -26,7 +26,8 @@ itself, a mapping is read with ``Report.from_dict`` (unchecked: use ``results.sa
 input from outside).
 
 ``prefix_cache`` (top level, when an engine reported it) is computed from the items' own
-``prefix_cache`` entries (``prefix_cache_total``).
+``prefix_cache`` entries (``prefix_cache_total``); ``endpoints`` (top level, when an engine
+answered through endpoints) from the items' ``endpoints`` (``results.endpoints.endpoint_total``).
 
 Public names: ``MODES``, ``ModeResults``, ``Report``, ``SUMMARY_DIGITS``, ``as_report``, ``prefix_cache_total``.
 """
@@ -40,6 +41,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from .cells import depth_map
+from .endpoints import endpoint_total
 from .item import SCHEMA, ItemResult
 from .summary import cell_scores, mapreduce_vs_native, summarize_results
 
@@ -52,11 +54,11 @@ SUMMARY_DIGITS = 4  # the stored summary's means (per length, Avg, wAvg); effect
 _ORDER = ("schema", "complete", "model", "backend", "tokenizer", "haystack_corpus", "threshold", "task_thresholds",
           "items", "summary")
 _RUN_ORDER = ("items_expected", "items_finished", "warnings", "interrupted", "skipped")  # the plugin's, after the rest
-_TYPED = set(_ORDER) | set(_RUN_ORDER) | {"mapreduce_vs_native", "prefix_cache"}
+_TYPED = set(_ORDER) | set(_RUN_ORDER) | {"mapreduce_vs_native", "prefix_cache", "endpoints"}
 #: an item's JSON entries, in order (ItemResult's fields less the map-reduce ones, which only twins carry)
 _ITEM_KEYS = ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
               "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores", "error",
-              "sample_scores", "sample_hashes", "stopped", "predictions", "prefix_cache")
+              "sample_scores", "sample_hashes", "stopped", "predictions", "prefix_cache", "endpoints")
 _FIELDS = {f.name for f in dataclasses.fields(ItemResult)}
 
 
@@ -168,6 +170,7 @@ class Report:
         typed = {k: rest.pop(k) for k in list(rest) if k in _TYPED}
         order = _ORDER + ("gate",) + (("mapreduce_vs_native",) if any(r.mode == "mapreduce" for r in items) else ())
         order += ("prefix_cache",) if any(r.prefix_cache for r in items) else ()
+        order += ("endpoints",) if any(r.endpoints for r in items) else ()
         report = cls(items=items, threshold=float(threshold), task_thresholds=dict(task_thresholds or {}), model=model,
                      backend=backend, tokenizer=tokenizer, haystack_corpus=haystack_corpus, complete=complete,
                      fields=rest, order=order + tuple(k for k in rest if k != "gate"))
@@ -241,6 +244,8 @@ class Report:
                 out[key] = self.mapreduce_vs_native
             elif key == "prefix_cache":
                 out[key] = prefix_cache_total(self.items)
+            elif key == "endpoints":
+                out[key] = endpoint_total(self.items)
             elif key in typed:
                 out[key] = typed[key]
             elif key in self.fields:

@@ -30,6 +30,7 @@ from typing import Any
 from ..report.lines import lines
 from ..report.reporters import RunEnd
 from ..results import ItemResult
+from ..results.endpoints import endpoint_total, failover_notes
 from ..results.report import Report
 from ..secrets import scrub
 from ..shard import suite_settings
@@ -169,8 +170,10 @@ class RunRecord:
         }
         if c.shard is not None:  # a shard's report: merged by `pytest-ruler merge`, never gated alone
             fields["shard"] = c.shard.entry(suite_settings(c))
-        if rs.warnings:
-            fields["warnings"] = list(rs.warnings)
+        # an endpoint that failed mid-run (results.endpoints): from the items, so an xdist worker's failover counts too
+        warnings = list(rs.warnings) + failover_notes(endpoint_total(self.results))
+        if warnings:
+            fields["warnings"] = warnings
         fields["interrupted"] = self.interrupted
         fields["skipped"] = sorted(self.skipped, key=lambda s: (s["mode"], s["length"], s["task"], s["seed"]))
         return Report.of_results(self.results, threshold=c.threshold, task_thresholds=dict(c.task_thresholds),

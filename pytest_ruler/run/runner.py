@@ -2,10 +2,12 @@
 
 Data flow of a native item (task × length × seed)::
 
-    iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids)
+    iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids; ``affinity``
+        the item's ``task/length/seed``, which keeps its samples on one endpoint of several)
         ──► session.complete: cache hits | Engine.generate (each answer cached as it arrives)
         ──► grade (the task's RULER metric) ──► item_result ──► ItemResult
-            (with ``prediction_records``: every sample's prediction, answers, score, prompt hash)
+            (with ``prediction_records``: every sample's prediction, answers, score, prompt hash;
+            ``endpoints``: per endpoint that answered, results.endpoints.tally)
 
 Samples are generated lazily, in the batches the engine consumes (``session.generating`` says
 how far generation is when it is the slow part): the cache
@@ -48,6 +50,7 @@ from ..engines import GenerationRequest
 from ..results import ItemResult
 from ..results.aggregate import passes
 from ..results.budgets import item_thinking
+from ..results.endpoints import tally
 from ..results.scoring import count_nulls, get_metric, sample_scorer
 
 __all__ = ["SAMPLES_PER_CALL", "ItemInputs", "NativeWork", "native_work", "upcoming_work", "errored_result", "grade", "item_result", "prediction_records", "run_mapreduce", "run_native"]
@@ -119,9 +122,11 @@ def task_spec(session: Any, task: Any) -> tuple[Any, tuple[float, ...] | None]:
     return spec, depths
 
 
-def _request(session: Any, spec: Any, sample: Any) -> GenerationRequest:
+def _request(session: Any, spec: Any, sample: Any, length: int, seed: int) -> GenerationRequest:
     ids = tuple(sample.prompt_ids) if sample.prompt_ids else tuple(session.tokenizer.encode(sample.prompt))
-    return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate, answer_prefix=sample.answer_prefix)
+    # the item's samples share their haystack's opening: one endpoint's prefix cache serves them
+    return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate, answer_prefix=sample.answer_prefix,
+                             affinity=f"{spec.name}/{length}/{seed}")
 
 
 def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:
@@ -132,7 +137,7 @@ def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | 
     n = samples or session.config.samples
     generated = list(session.generating(iter_samples(spec, length, samples=n, seed=seed, ctx=session.generation_context),
                                         f"{spec.name}[{length}-seed{seed}]", n))
-    return ItemInputs(spec, depths, generated, [_request(session, spec, s) for s in generated])
+    return ItemInputs(spec, depths, generated, [_request(session, spec, s, length, seed) for s in generated])
 
 
 def _sample_batches(session: Any, spec: Any, length: int, seed: int, samples: int, size: int | None = None):
@@ -145,10 +150,10 @@ def _sample_batches(session: Any, spec: Any, length: int, seed: int, samples: in
     for sample in session.generating(generated, f"{spec.name}[{length}-seed{seed}]", samples):
         batch.append(sample)
         if len(batch) == size:
-            yield batch, [_request(session, spec, s) for s in batch]
+            yield batch, [_request(session, spec, s, length, seed) for s in batch]
             batch = []
     if batch:
-        yield batch, [_request(session, spec, s) for s in batch]
+        yield batch, [_request(session, spec, s, length, seed) for s in batch]
 
 
 def _share_key(spec: Any, length: int, seed: int, samples: int) -> tuple:
@@ -233,6 +238,7 @@ class NativeWork:
         self.completions: list[Any] = []
         self.cached = self.prompt_tokens = 0
         self.prefix_cache = {"prompt_tokens": 0, "cached_tokens": 0}  # of engine answers that reported it
+        self.endpoints: dict = {}  # per endpoint that answered (results.endpoints.tally)
         self.done = False
 
     def next_requests(self) -> list | None:
@@ -259,6 +265,8 @@ class NativeWork:
             if not hit and c.cached_tokens is not None:
                 self.prefix_cache["prompt_tokens"] += c.prompt_tokens
                 self.prefix_cache["cached_tokens"] += c.cached_tokens
+            if not hit:
+                tally(self.endpoints, c)
         self.refs += [_ref(s) for s in generated]
         if self.sequential is not None and self.sequential.update(_sample_scores(self.spec, self.refs[-len(generated):], [c.text for c in completions])):
             self.done = True  # decided: the remaining samples are never generated
@@ -286,6 +294,7 @@ class NativeWork:
             thinking=item_thinking(completions, scores, session.config.think_budget),
             stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
             prefix_cache=dict(self.prefix_cache) if self.prefix_cache["prompt_tokens"] else {},
+            endpoints=self.endpoints,
         )
 
 

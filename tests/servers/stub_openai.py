@@ -2,7 +2,8 @@
 
 ``StubServer(handler)`` serves on 127.0.0.1 on a free port in a daemon thread.
 ``handler(call)`` gets a :class:`Call` (method, path, headers, JSON body) and
-returns ``(status, body)`` or ``(status, body, headers)``; ``None`` means the
+returns ``(status, body)`` or ``(status, body, headers)``, or ``DROP`` (the connection
+closes without an answer); ``None`` means the
 default: ``/v1/models`` lists the stub's models, ``/v1/completions`` and
 ``/v1/chat/completions`` answer ``"ok"``. Every call is recorded in
 ``server.calls`` (thread-safe) so a test can count what reached the server,
@@ -11,6 +12,15 @@ and over which connection (``Call.peer``, the client's address and port).
 A body given as ``bytes`` is sent as is (not JSON); an answer wrapped in
 :class:`Trickle` is sent one byte at a time, status line and headers
 included, the way a hostile or broken server can hold a client.
+
+A stand-in for a remote GPU server (the scale-out bench and the endpoint tests):
+``service_time`` seconds per completion, at most ``max_concurrency`` served at
+once (the rest wait, as a server's ``--max-num-seqs`` makes them); ``prefix_cache``
+keeps the prompts' 16-token blocks the way vLLM's automatic prefix caching does
+(an LRU of ``cache_blocks`` blocks) and reports the leading blocks it already held as
+``usage.prompt_tokens_details.cached_tokens``; ``kill()`` ends the server the way a
+crashed process does: new connections are refused and requests in flight are dropped
+without an answer (``killed_at``: the completions answered before).
 """
 
 from __future__ import annotations
@@ -18,11 +28,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-__all__ = ["THINKING_SHAPES", "Call", "StubServer", "Trickle", "completion", "chat_completion", "thinking_completion"]
+__all__ = ["DROP", "THINKING_SHAPES", "Call", "StubServer", "Trickle", "completion", "chat_completion", "thinking_completion"]
+
+DROP = object()  # a handler's answer: close the connection without answering (a dropped request)
 
 
 @dataclass
@@ -103,9 +116,19 @@ class StubServer:
     handler: Callable[[Call], Any] | None = None
     models: list[dict] = field(default_factory=lambda: [{"id": "stub-model", "object": "model", "max_model_len": 4096, "root": "/srv/models/stub"}])
     calls: list[Call] = field(default_factory=list)
+    service_time: float = 0.0  # seconds per completion (a stand-in for a GPU server)
+    max_concurrency: int | None = None  # completions served at once; the others wait
+    prefix_cache: bool = False  # report cached_tokens from a block cache of the prompts seen
+    cache_blocks: int = 1 << 16
+    answered: int = 0  # completions answered
+    killed_at: int | None = None  # completions answered when kill() was called
+    record: bool = True  # keep every call in ``calls`` (a bench of thousands of calls turns it off)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(self.max_concurrency) if self.max_concurrency else None
+        self._blocks: OrderedDict = OrderedDict()
+        self._dead = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -122,13 +145,34 @@ class StubServer:
                 except ValueError:
                     body = None
                 with stub._lock:
-                    attempt = sum(1 for c in stub.calls if (c.method, c.path, c.body) == (self.command, self.path, body))
+                    attempt = sum(1 for c in stub.calls if (c.method, c.path, c.body) == (self.command, self.path, body)) if stub.record else 0
                     call = Call(self.command, self.path, dict(self.headers.items()), body, attempt, peer=tuple(self.client_address))
-                    stub.calls.append(call)
+                    if stub.record:
+                        stub.calls.append(call)
                 call.route = self.path.split("?", 1)[0]
+                if stub._dead.is_set():
+                    self.close_connection = True
+                    return
+                completion_call = call.method == "POST" and call.route in ("/v1/completions", "/v1/chat/completions")
+                cached = stub._serve_time(call) if completion_call else None
+                if stub._dead.is_set():  # killed while this request was in flight: no answer at all
+                    self.close_connection = True
+                    return
                 answer = stub.handler(call) if stub.handler else None
                 if answer is None:
                     answer = stub.default(call)
+                if answer is DROP:  # the connection closes without an answer
+                    self.close_connection = True
+                    return
+                if cached is not None and isinstance(answer, tuple) and isinstance(answer[1], dict):
+                    usage = answer[1].setdefault("usage", {})
+                    usage["prompt_tokens_details"] = {"cached_tokens": cached[0]}
+                    usage.setdefault("prompt_tokens", cached[1])
+                with stub._lock:
+                    if stub._dead.is_set():  # killed while the handler ran: no answer (killed_at counts the others)
+                        self.close_connection = True
+                        return
+                    stub.answered += completion_call
                 if isinstance(answer, Trickle):
                     self._trickle(answer)
                     return
@@ -166,6 +210,42 @@ class StubServer:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
+    def _serve_time(self, call: Call) -> tuple[int, int] | None:
+        """Hold a slot for ``service_time``; (cached tokens, prompt tokens) when ``prefix_cache``."""
+        if self._slots is not None:
+            self._slots.acquire()
+        try:
+            if self.service_time:
+                self._dead.wait(self.service_time)
+            return self._cache(call.prompt) if self.prefix_cache else None
+        finally:
+            if self._slots is not None:
+                self._slots.release()
+
+    def _cache(self, prompt: Any) -> tuple[int, int]:
+        tokens = list(prompt) if isinstance(prompt, list) else list(str(prompt or "").encode())
+        size, cached, parent, hit = 16, 0, 0, True
+        with self._lock:
+            for start in range(0, len(tokens) - size + 1, size):
+                parent = hash((parent, tuple(tokens[start:start + size])))
+                if hit and parent in self._blocks:
+                    cached += size
+                    self._blocks.move_to_end(parent)
+                else:
+                    hit = False
+                    self._blocks[parent] = True
+                    if len(self._blocks) > self.cache_blocks:
+                        self._blocks.popitem(last=False)
+        return cached, len(tokens)
+
+    def kill(self) -> None:
+        """End the server as a crash would: refuse new connections, drop the requests in flight."""
+        with self._lock:  # an answer counted before this is sent; none after
+            self.killed_at = self.answered
+            self._dead.set()
+        self._server.shutdown()
+        self._server.server_close()
+
     def default(self, call: Call) -> tuple[int, Any]:
         if call.route == "/v1/models":
             return 200, {"object": "list", "data": self.models}
@@ -188,5 +268,6 @@ class StubServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if not self._dead.is_set():
+            self._server.shutdown()
+            self._server.server_close()

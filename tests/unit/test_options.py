@@ -54,9 +54,10 @@ def test_engines_declare_their_top_level_options():
     from pytest_ruler.engines.options import declared_options
 
     engine_opts = {o.name: o for o in OPTIONS if o.target == "engine"}
-    assert set(engine_opts) == {"tensor-parallel-size", "gpu-memory-utilization", "hf-overrides"}
-    vllm = declared_options("vllm")
-    assert all(o.field_name in vllm for o in engine_opts.values())
+    assert set(engine_opts) == {"tensor-parallel-size", "gpu-memory-utilization", "hf-overrides", "max-concurrency"}
+    vllm, openai = declared_options("vllm"), declared_options("openai")
+    assert all(o.field_name in vllm for n, o in engine_opts.items() if n != "max-concurrency")
+    assert engine_opts["max-concurrency"].field_name == "concurrency" and "concurrency" in openai
 
 
 def test_values_are_typed_from_the_command_line_and_the_ini_file_alike():

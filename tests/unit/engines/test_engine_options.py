@@ -162,7 +162,7 @@ def test_with_backend_auto_options_for_another_engine_are_dropped():
 
 def test_every_builtin_engine_declares_its_options():
     assert set(declared_options("vllm")) >= {"tensor_parallel_size", "rope_scaling", "engine_args", "kv_cache_gib", "skip_special_tokens"}
-    assert set(declared_options("openai")) == {"concurrency", "timeout", "max_retries", "retry_backoff", "endpoint", "prompt_format", "max_context", "extra_body"}
+    assert set(declared_options("openai")) == {"concurrency", "timeout", "max_retries", "retry_backoff", "endpoint", "prompt_format", "max_context", "extra_body", "affinity"}
     assert set(declared_options("hf")) == {"batch_size", "threads", "revision"}
     assert set(declared_options("scripted")) == {"mode", "max_context", "crash_after", "delay", "think_tokens", "fail_load"}
     for backend in ("vllm", "openai", "hf", "scripted"):
@@ -170,11 +170,12 @@ def test_every_builtin_engine_declares_its_options():
             assert option.help, (backend, option.key)
 
 
-def test_cli_options_are_vllms_top_level_flags():
+def test_cli_options_are_the_engines_top_level_flags():
     assert {o.cli: o.key for o in cli_options()} == {
         "tensor-parallel-size": "tensor_parallel_size",
         "gpu-memory-utilization": "gpu_memory_utilization",
         "hf-overrides": "hf_overrides",
+        "max-concurrency": "concurrency",  # the openai engine's, per endpoint
     }
 
 
