@@ -32,7 +32,7 @@ __all__ = ["FAMILIES", "STANDARD_TASKS", "family_names", "get_family", "get_task
 _BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily())
 _FAMILIES: dict[str, Family] = {f.name: f for f in _BUILTIN_FAMILIES}
 FAMILIES: "MappingProxyType[str, Family]" = MappingProxyType(_FAMILIES)  # a live view: registered families appear
-METRICS = ("all", "part")
+METRICS = ("all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice")
 
 
 def register_family(family: Family, *, replace: bool = False) -> Family:
@@ -66,7 +66,8 @@ def make_task(name: str, family: str, *, tokens_to_generate: int, metric: str = 
     """Build (and validate) a task from a family and its arguments."""
     validator = get_family(family)
     if metric not in METRICS:
-        raise RulerUsageError("metric", metric, "choose 'all' (string_match_all) or 'part' (string_match_part)")
+        raise RulerUsageError("metric", metric, "choose 'all' (string_match_all), 'part' (string_match_part), or a RULERv2 "
+                              "scorer: 'ruler2_all', 'ruler2_part', 'ruler2_2steps', 'multichoice'")
     if isinstance(tokens_to_generate, bool) or not isinstance(tokens_to_generate, int) or tokens_to_generate < 1:
         raise RulerUsageError("tokens_to_generate", tokens_to_generate, "must be an integer >= 1")
     if not name or not isinstance(name, str) or any(c in name for c in "[]*?, "):
