@@ -11,9 +11,10 @@ Sub-commands (names fixed by the user contract):
 - ``download essays|squad|hotpotqa``: fetches the paper's data when online.
 - ``report REPORT.json``: renders a saved run as Markdown and PNG plots, and prints
   the path of each file it wrote.
-- ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json]``: the
+- ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json] [--threshold SCORE|rel:F]``: the
   plugin's gate on a saved report, with the plugin's exit codes (0 passed, 1 failed,
-  2 not decided: an interrupted run, 4 usage error).
+  2 not decided: an interrupted run, 4 usage error). ``--threshold`` judges the saved
+  items again under another mark, e.g. ``rel:0.85`` (``results.relative``).
 - ``compare OLD.json NEW.json [--alpha A] [--test T] [--out FILE]``: a Markdown delta
   table for a PR comment (``report.compare``: per cell old and new score, change and
   significance by the baseline statistics; effective length old → new). Exits 0: it
@@ -200,6 +201,10 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
     if required is None and mr_required is None and flags["baseline"] is None:
         raise RulerUsageError("--require-effective-length", None, "give a gate: --require-effective-length=LEN, --require-mapreduce-effective-length=LEN or --baseline OLD.json")
     report = _read_report(ns.report, "REPORT.json")
+    if ns.threshold is not None:  # judged again under another mark (an absolute score, or rel:F): results.relative
+        from .results.relative import rejudge
+
+        report = rejudge(report, _option("threshold").parse("--threshold", ns.threshold))
     baseline = None
     if flags["baseline"] is not None:
         from .results.baseline import load_baseline
@@ -250,7 +255,7 @@ SPEC_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
     "gate": (("require-effective-length", "require-effective-length"),
              ("require-mapreduce-effective-length", "require-mapreduce-effective-length"),
              ("baseline", "baseline"), ("baseline-alpha", "baseline-alpha"), ("baseline-test", "baseline-test"),
-             ("gate-confidence", "confidence")),
+             ("gate-confidence", "confidence"), ("threshold", "threshold")),
     "compare": (("baseline-alpha", "alpha"), ("baseline-test", "test")),
     "report": (("ci", "ci"),),
 }
@@ -285,7 +290,7 @@ def _spec_values(ns: argparse.Namespace, command: str) -> dict[str, Any]:
     for name, flag in SPEC_FLAGS[command]:
         opt = _option(name)
         raw = getattr(ns, flag.replace("-", "_"))
-        out[opt.field_name] = spec_default(name) if raw is None else opt.parse(f"--{flag}", raw)
+        out[opt.field_name] = spec_default(name) if raw is None else opt.parse(f"--{flag}", raw)  # checked before files are read
     return out
 
 
@@ -321,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("score", help="score predictions with a RULER metric")
     s.add_argument("predictions", metavar="PRED.jsonl")
     s.add_argument("--task")
-    s.add_argument("--metric", choices=["all", "part"])
+    s.add_argument("--metric", choices=["all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice"])
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=_cmd_score)
 

@@ -53,10 +53,10 @@ from .parsers import (
     parse_lengths,
     parse_not_flag,
     parse_path,
-    parse_score,
     parse_seeds,
     parse_significance,
     parse_text,
+    parse_threshold,
 )
 
 __all__ = ["DEFAULT_PRESET", "OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "early_value",
@@ -113,7 +113,9 @@ _OPTIONS: tuple[Option, ...] = (
     Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), long (retrieval and tracking at 4K-32K, "
            "20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples)",
            choice("smoke", "ci", "long", "paper"), "ci", metavar="smoke|ci|long|paper"),
-    Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it", parse_score, "85.6", metavar="SCORE"),
+    Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it; "
+           "rel:F (e.g. rel:0.85): above F times the model's own score at the shortest tested length (NoLiMa's effective length)",
+           parse_threshold, "85.6", metavar="SCORE|rel:F"),
     Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", parse_length, metavar="LEN", key="required_effective_length"),
     Option("baseline", "earlier JSON report: fail on a statistically significant drop", parse_path, metavar="PATH"),
     Option("baseline-alpha", "significance level of the baseline comparison", parse_significance, "0.05", metavar="ALPHA"),
@@ -278,7 +280,7 @@ class RulerConfig:
     samples: int = spec_default("samples")
     seeds: tuple[int, ...] = spec_default("seeds")
     depths: tuple[float, ...] | None = spec_default("depths")
-    threshold: float = spec_default("threshold")
+    threshold: Any = spec_default("threshold")  # a score, or a parsers.RelativeMark (rel:F)
     task_thresholds: Mapping[str, float] = field(default_factory=dict)  # the ini key ruler_task_thresholds
     preset: str = spec_default("preset")
     required_effective_length: int | None = spec_default("require-effective-length")
@@ -311,6 +313,10 @@ class RulerConfig:
     required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")
 
     def threshold_for(self, task: str) -> float:
+        """An item's mark at run time. Under rel:F the mark needs the base score, known only at the
+        run's end (results.relative): items pass at run time on a score above 0, then are re-judged."""
+        if not isinstance(self.threshold, (int, float)):
+            return 0.0
         return self.task_thresholds.get(task, self.threshold)
 
 
