@@ -147,14 +147,14 @@ def _pack_rows(tasks: Sequence[str], scores: Mapping[str, Mapping[int, float]], 
     """A pack's group score (``ruler2``: the plain mean of its tasks per length, as the reference's
     ``compute_score``), one row per pack in the table, after the tasks; ``ERR`` where a pack task
     errored, ``-`` where a pack task was not scored. Its label counts the pack's tasks present."""
-    from ..tasks.registry import PACKS
+    from ..tasks.registry import PACK_SIZES, PACKS
 
     rows = []
     for pack, members in PACKS.items():
         mine = [t for t in tasks if t in members]
         if not mine:
             continue
-        cells = [f"{pack} ({len(mine)}/{len(members)} tasks)"]
+        cells = [f"{pack} ({len(mine)}/{PACK_SIZES.get(pack, len(members))} tasks)"]
         for L in lengths:
             if any(L in errored.get(t, set()) for t in mine):
                 cells.append("ERR")

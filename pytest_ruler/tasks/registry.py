@@ -110,6 +110,7 @@ def _pack() -> dict[str, TaskSpec]:
 #: task packs beside the paper's 13: ``ruler2`` (RULERv2's 12 tasks, ``tasks.ruler2``)
 PACKS: "MappingProxyType[str, MappingProxyType[str, TaskSpec]]" = MappingProxyType({PACK: MappingProxyType(_pack())})
 _PACKED: dict[str, TaskSpec] = {n: s for tasks in PACKS.values() for n, s in tasks.items()}
+PACK_SIZES: "MappingProxyType[str, int]" = MappingProxyType({PACK: len(PACK_TASKS)})  # the tasks each pack declares
 _CUSTOM: dict[str, TaskSpec] = {}
 
 
