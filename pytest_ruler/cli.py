@@ -8,7 +8,8 @@ Sub-commands (names fixed by the user contract):
   ``--out -`` writes the lines to stdout (every line names its ``task``).
 - ``score --task T PRED.jsonl``: reads lines with ``pred`` and ``outputs`` and
   prints the task's RULER metric (``--metric`` overrides it).
-- ``download essays|squad|hotpotqa``: fetches the paper's data when online.
+- ``download essays|squad|hotpotqa|mmlu|hotpotqa-train``: fetches the paper's data (and
+  RULERv2's) when online.
 - ``report REPORT.json``: renders a saved run as Markdown and PNG plots, and prints
   the path of each file it wrote.
 - ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json] [--threshold SCORE|rel:F]``: the
@@ -89,7 +90,8 @@ def _cmd_generate(ns: argparse.Namespace) -> int:
         raise RulerUsageError("--out", ns.out, "several tasks write one file each: pass a folder, e.g. --out out/ (or - for stdout)")
     t0 = time.perf_counter()
     tok = load_tokenizer(ns.tokenizer, trust_remote_code=ns.trust_remote_code)
-    ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok), essays=ns.essays, squad=ns.squad, hotpotqa=ns.hotpotqa)
+    ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok), essays=ns.essays, squad=ns.squad, hotpotqa=ns.hotpotqa,
+                            mmlu=ns.mmlu, hotpotqa_train=ns.hotpotqa_train)
     for spec in specs:
         if many and spec.family == "qa" and not getattr(ctx, spec.args["dataset"]):
             name = spec.args["dataset"]
@@ -170,7 +172,7 @@ def _cmd_download(ns: argparse.Namespace) -> int:
     from .data.download import download
 
     path = download(ns.what, Path(ns.dest) if ns.dest else None)
-    flag = {"essays": "--ruler-essays", "squad": "--ruler-squad", "hotpotqa": "--ruler-hotpotqa"}[ns.what]
+    flag = f"--ruler-{ns.what}"
     print(f"{path}\nuse it with {flag}={path} (or --{ns.what}={path} for pytest-ruler generate)")
     return 0
 
@@ -318,6 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--essays", help="essay corpus: .txt file, folder of .txt, or RULER JSON")
     g.add_argument("--squad", help="SQuAD v2 dev JSON")
     g.add_argument("--hotpotqa", help="HotpotQA dev distractor JSON")
+    g.add_argument("--mmlu", help="MMLU folder (RULERv2's MMLU tasks)")
+    g.add_argument("--hotpotqa-train", help="HotpotQA train JSON (RULERv2's qa tasks)")
     g.add_argument("--depth", help="needle depth in [0,1], or a comma list swept over samples")
     g.add_argument("--arg", action="append", metavar="KEY=VALUE", help="override a task argument (repeatable)")
     g.add_argument("--trust-remote-code", action="store_true", help="allow a Hugging Face tokenizer's own code to run")
@@ -331,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_score)
 
     d = sub.add_parser("download", help="fetch the paper's data (needs network)")
-    d.add_argument("what", choices=["essays", "squad", "hotpotqa"])
+    d.add_argument("what", choices=["essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train"])
     d.add_argument("--dest", help="folder to write into (default: the pytest-ruler data dir)")
     d.set_defaults(func=_cmd_download)
 

@@ -111,8 +111,9 @@ _OPTIONS: tuple[Option, ...] = (
     Option("seeds", "seeds: a count N (0..N-1) or a comma list", parse_seeds, "1", metavar="N|LIST"),
     Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", parse_depths, metavar="LIST"),
     Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), long (retrieval and tracking at 4K-32K, "
-           "20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples)",
-           choice("smoke", "ci", "long", "paper"), "ci", metavar="smoke|ci|long|paper"),
+           "20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples), "
+           "ruler2 (RULERv2's 12 tasks, 4K-32K, 100 samples)",
+           choice("smoke", "ci", "long", "paper", "ruler2"), "ci", metavar="smoke|ci|long|paper|ruler2"),
     Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it; "
            "rel:F (e.g. rel:0.85): above F times the model's own score at the shortest tested length (NoLiMa's effective length)",
            parse_threshold, "85.6", metavar="SCORE|rel:F"),
@@ -150,7 +151,11 @@ _OPTIONS: tuple[Option, ...] = (
     Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", integer(1), metavar="N", target="mapreduce", key="parallel"),
     Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
     Option("squad", "SQuAD v2 dev JSON for qa_1", metavar="PATH"),
-    Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2", metavar="PATH"),
+    Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2 (and the questions of RULERv2's qa tasks)", metavar="PATH"),
+    # RULERv2's data (tasks.ruler2): the MMLU tasks' folder, the qa tasks' haystack
+    Option("mmlu", "MMLU folder for RULERv2's mk_niah/mv_niah easy-hard tasks: test/ and auxiliary_train/ CSV files, "
+           "or test.jsonl and auxiliary_train.jsonl", metavar="DIR"),
+    Option("hotpotqa-train", "HotpotQA train JSON (hotpot_train_v1.1.json): the haystack of RULERv2's qa tasks", metavar="PATH"),
 )
 OPTIONS: tuple[Option, ...] = _OPTIONS + _engine_cli_options()
 
@@ -169,6 +174,8 @@ PRESETS: dict[str, dict[str, Any]] = {
              "lengths": "4k,8k,16k,32k", "samples": "20", "sequential": True, "ci": True},
     # the paper's setting
     "paper": {"tasks": "all", "lengths": "4k,8k,16k,32k,64k,128k", "samples": "500"},
+    # RULERv2 (tasks.ruler2): its 12 tasks at the reference's 100 samples per task and length
+    "ruler2": {"tasks": "ruler2", "lengths": "4k,8k,16k,32k", "samples": "100"},
 }
 
 
@@ -308,6 +315,8 @@ class RulerConfig:
     essays: str | None = spec_default("essays")
     squad: str | None = spec_default("squad")
     hotpotqa: str | None = spec_default("hotpotqa")
+    mmlu: str | None = spec_default("mmlu")
+    hotpotqa_train: str | None = spec_default("hotpotqa-train")
     mapreduce: bool = spec_default("mapreduce")
     mapreduce_config: Any = None  # a mapreduce.MapReduceConfig (None: its defaults)
     required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")

@@ -25,14 +25,14 @@ from .base import TaskSpec
 from .family import Family, check_family
 from .niah import NiahFamily
 from .qa import QAFamily
-from .ruler2 import PACK, PACK_TASKS, Ruler2NiahFamily
+from .ruler2 import PACK, PACK_TASKS, Ruler2MMLUFamily, Ruler2NiahFamily, Ruler2QAFamily
 from .variable_tracking import VariableTrackingFamily
 
 __all__ = ["FAMILIES", "PACKS", "STANDARD_TASKS", "family_names", "pack_of", "get_family", "get_task", "make_task", "register_family",
            "register_task", "resolve_tasks", "task_names"]
 
 _BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily(),
-                                         Ruler2NiahFamily())
+                                         Ruler2NiahFamily(), Ruler2MMLUFamily(), Ruler2QAFamily())
 _FAMILIES: dict[str, Family] = {f.name: f for f in _BUILTIN_FAMILIES}
 FAMILIES: "MappingProxyType[str, Family]" = MappingProxyType(_FAMILIES)  # a live view: registered families appear
 METRICS = ("all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice")

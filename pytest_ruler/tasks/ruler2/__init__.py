@@ -11,7 +11,9 @@ tasks, family ``ruler2_mmlu``), ``qa`` (the HotpotQA tasks, family ``ruler2_qa``
 The families register through the task registry like RULER's own (``tasks.registry``).
 """
 
+from .mmlu import Ruler2MMLUFamily
 from .niah import Ruler2NiahFamily
 from .pack import PACK, PACK_TASKS, pack_task_names
+from .qa import Ruler2QAFamily
 
-__all__ = ["PACK", "PACK_TASKS", "Ruler2NiahFamily", "pack_task_names"]
+__all__ = ["PACK", "PACK_TASKS", "Ruler2MMLUFamily", "Ruler2NiahFamily", "Ruler2QAFamily", "pack_task_names"]
