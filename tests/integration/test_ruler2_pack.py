@@ -89,3 +89,15 @@ def test_the_same_saved_report_gated_both_ways(pytester, capsys):
     assert "gate FAILED: effective length 1K (required 2K) at threshold 85.6" in absolute
     assert "gate PASSED: effective length 2K (required 2K) at threshold rel:0.7 of 100.0 at 1K = 70.0" in relative
     assert main(["gate", path, "--require-effective-length=2k", "--threshold", "rel:2"]) == 4  # a usage error
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--ruler-mmlu=nowhere"], "--ruler-mmlu"),
+    (["--ruler-hotpotqa-train=nowhere.json"], "--ruler-hotpotqa-train"),
+    (["--ruler-threshold=rel:0.85", "--ruler-sequential"], "--ruler-sequential"),
+    (["--ruler-threshold=rel:1.2"], "rel:F with F in (0, 1]"),
+])
+def test_start_up_refusals(pytester, args, said):
+    result = run(pytester, "--ruler-model=smollm2-135m", "--ruler-backend=scripted", "--ruler-tasks=ruler2", "--ruler-lengths=4k", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert said in result.stderr.str() and result.stderr.str().count(said) <= 2
