@@ -8,14 +8,16 @@ Sub-commands (names fixed by the user contract):
   ``--out -`` writes the lines to stdout (every line names its ``task``).
 - ``score --task T PRED.jsonl``: reads lines with ``pred`` and ``outputs`` and
   prints the task's RULER metric (``--metric`` overrides it).
-- ``download essays|squad|hotpotqa``: fetches the paper's data when online.
+- ``download essays|squad|hotpotqa|mmlu|hotpotqa-train``: fetches the paper's data (and
+  RULERv2's) when online.
 - ``report REPORT.json``: renders a saved run as Markdown and PNG plots, and prints
   the path of each file it wrote.
-- ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json]``: the
+- ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json] [--threshold SCORE|rel:F]``: the
   plugin's gate on a saved report, with the plugin's exit codes (0 passed, 1 failed,
   2 not decided: an interrupted run, a shard's report, 4 usage error); on GitHub Actions it writes the
   step summary and annotations as the plugin does (``report.github.github_output``), so a job
-  that gates a merged report (``merge``) gets the run's summary page.
+  that gates a merged report (``merge``) gets the run's summary page. ``--threshold`` judges the
+  saved items again under another mark, e.g. ``rel:0.85`` (``results.relative``).
 - ``compare OLD.json NEW.json [--alpha A] [--test T] [--out FILE]``: a Markdown delta
   table for a PR comment (``report.compare``: per cell old and new score, change and
   significance by the baseline statistics; effective length old → new). Exits 0: it
@@ -93,7 +95,8 @@ def _cmd_generate(ns: argparse.Namespace) -> int:
         raise RulerUsageError("--out", ns.out, "several tasks write one file each: pass a folder, e.g. --out out/ (or - for stdout)")
     t0 = time.perf_counter()
     tok = load_tokenizer(ns.tokenizer, trust_remote_code=ns.trust_remote_code)
-    ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok), essays=ns.essays, squad=ns.squad, hotpotqa=ns.hotpotqa)
+    ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok), essays=ns.essays, squad=ns.squad, hotpotqa=ns.hotpotqa,
+                            mmlu=ns.mmlu, hotpotqa_train=ns.hotpotqa_train)
     for spec in specs:
         if many and spec.family == "qa" and not getattr(ctx, spec.args["dataset"]):
             name = spec.args["dataset"]
@@ -174,7 +177,7 @@ def _cmd_download(ns: argparse.Namespace) -> int:
     from .data.download import download
 
     path = download(ns.what, Path(ns.dest) if ns.dest else None)
-    flag = {"essays": "--ruler-essays", "squad": "--ruler-squad", "hotpotqa": "--ruler-hotpotqa"}[ns.what]
+    flag = f"--ruler-{ns.what}"
     print(f"{path}\nuse it with {flag}={path} (or --{ns.what}={path} for pytest-ruler generate)")
     return 0
 
@@ -205,6 +208,10 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
     if required is None and mr_required is None and flags["baseline"] is None:
         raise RulerUsageError("--require-effective-length", None, "give a gate: --require-effective-length=LEN, --require-mapreduce-effective-length=LEN or --baseline OLD.json")
     report = _read_report(ns.report, "REPORT.json")
+    if ns.threshold is not None:  # judged again under another mark (an absolute score, or rel:F): results.relative
+        from .results.relative import rejudge
+
+        report = rejudge(report, _option("threshold").parse("--threshold", ns.threshold))
     baseline = None
     if flags["baseline"] is not None:
         from .results.baseline import load_baseline
@@ -276,7 +283,7 @@ SPEC_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
     "gate": (("require-effective-length", "require-effective-length"),
              ("require-mapreduce-effective-length", "require-mapreduce-effective-length"),
              ("baseline", "baseline"), ("baseline-alpha", "baseline-alpha"), ("baseline-test", "baseline-test"),
-             ("gate-confidence", "confidence")),
+             ("gate-confidence", "confidence"), ("threshold", "threshold")),
     "compare": (("baseline-alpha", "alpha"), ("baseline-test", "test")),
     "report": (("ci", "ci"),),
 }
@@ -311,7 +318,7 @@ def _spec_values(ns: argparse.Namespace, command: str) -> dict[str, Any]:
     for name, flag in SPEC_FLAGS[command]:
         opt = _option(name)
         raw = getattr(ns, flag.replace("-", "_"))
-        out[opt.field_name] = spec_default(name) if raw is None else opt.parse(f"--{flag}", raw)
+        out[opt.field_name] = spec_default(name) if raw is None else opt.parse(f"--{flag}", raw)  # checked before files are read
     return out
 
 
@@ -339,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--essays", help="essay corpus: .txt file, folder of .txt, or RULER JSON")
     g.add_argument("--squad", help="SQuAD v2 dev JSON")
     g.add_argument("--hotpotqa", help="HotpotQA dev distractor JSON")
+    g.add_argument("--mmlu", help="MMLU folder (RULERv2's MMLU tasks)")
+    g.add_argument("--hotpotqa-train", help="HotpotQA train JSON (RULERv2's qa tasks)")
     g.add_argument("--depth", help="needle depth in [0,1], or a comma list swept over samples")
     g.add_argument("--arg", action="append", metavar="KEY=VALUE", help="override a task argument (repeatable)")
     g.add_argument("--trust-remote-code", action="store_true", help="allow a Hugging Face tokenizer's own code to run")
@@ -347,12 +356,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("score", help="score predictions with a RULER metric")
     s.add_argument("predictions", metavar="PRED.jsonl")
     s.add_argument("--task")
-    s.add_argument("--metric", choices=["all", "part"])
+    s.add_argument("--metric", choices=["all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice"])
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=_cmd_score)
 
     d = sub.add_parser("download", help="fetch the paper's data (needs network)")
-    d.add_argument("what", choices=["essays", "squad", "hotpotqa"])
+    d.add_argument("what", choices=["essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train"])
     d.add_argument("--dest", help="folder to write into (default: the pytest-ruler data dir)")
     d.set_defaults(func=_cmd_download)
 

@@ -55,12 +55,12 @@ from .parsers import (
     parse_lengths,
     parse_not_flag,
     parse_path,
-    parse_score,
     parse_seeds,
     parse_significance,
     parse_marker,
     parse_template_kwargs,
     parse_text,
+    parse_threshold,
 )
 
 __all__ = ["DEFAULT_PRESET", "OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "early_value",
@@ -118,9 +118,12 @@ _OPTIONS: tuple[Option, ...] = (
     Option("seeds", "seeds: a count N (0..N-1) or a comma list", parse_seeds, "1", metavar="N|LIST"),
     Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", parse_depths, metavar="LIST"),
     Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), long (retrieval and tracking at 4K-32K, "
-           "20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples)",
-           choice("smoke", "ci", "long", "paper"), "ci", metavar="smoke|ci|long|paper"),
-    Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it", parse_score, "85.6", metavar="SCORE"),
+           "20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples), "
+           "ruler2 (RULERv2's 12 tasks, 4K-32K, 100 samples)",
+           choice("smoke", "ci", "long", "paper", "ruler2"), "ci", metavar="smoke|ci|long|paper|ruler2"),
+    Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it; "
+           "rel:F (e.g. rel:0.85): above F times the model's own score at the shortest tested length (NoLiMa's effective length)",
+           parse_threshold, "85.6", metavar="SCORE|rel:F"),
     Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", parse_length, metavar="LEN", key="required_effective_length"),
     Option("baseline", "earlier JSON report: fail on a statistically significant drop", parse_path, metavar="PATH"),
     Option("baseline-alpha", "significance level of the baseline comparison", parse_significance, "0.05", metavar="ALPHA"),
@@ -162,7 +165,11 @@ _OPTIONS: tuple[Option, ...] = (
     Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", integer(1), metavar="N", target="mapreduce", key="parallel"),
     Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
     Option("squad", "SQuAD v2 dev JSON for qa_1", metavar="PATH"),
-    Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2", metavar="PATH"),
+    Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2 (and the questions of RULERv2's qa tasks)", metavar="PATH"),
+    # RULERv2's data (tasks.ruler2): the MMLU tasks' folder, the qa tasks' haystack
+    Option("mmlu", "MMLU folder for RULERv2's mk_niah/mv_niah easy-hard tasks: test/ and auxiliary_train/ CSV files, "
+           "or test.jsonl and auxiliary_train.jsonl", metavar="DIR"),
+    Option("hotpotqa-train", "HotpotQA train JSON (hotpot_train_v1.1.json): the haystack of RULERv2's qa tasks", metavar="PATH"),
     # past one machine: this run's deterministic share of the items (shard.py); merge the reports with `pytest-ruler merge`
     Option("shard", "run only shard I of N (e.g. 2/4): the items whose node id hashes to it, whatever the order or -n; "
            "merge the shards' reports with `pytest-ruler merge`", parse_shard, metavar="I/N"),
@@ -184,6 +191,8 @@ PRESETS: dict[str, dict[str, Any]] = {
              "lengths": "4k,8k,16k,32k", "samples": "20", "sequential": True, "ci": True},
     # the paper's setting
     "paper": {"tasks": "all", "lengths": "4k,8k,16k,32k,64k,128k", "samples": "500"},
+    # RULERv2 (tasks.ruler2): its 12 tasks at the reference's 100 samples per task and length
+    "ruler2": {"tasks": "ruler2", "lengths": "4k,8k,16k,32k", "samples": "100"},
 }
 
 
@@ -296,7 +305,7 @@ class RulerConfig:
     samples: int = spec_default("samples")
     seeds: tuple[int, ...] = spec_default("seeds")
     depths: tuple[float, ...] | None = spec_default("depths")
-    threshold: float = spec_default("threshold")
+    threshold: Any = spec_default("threshold")  # a score, or a parsers.RelativeMark (rel:F)
     task_thresholds: Mapping[str, float] = field(default_factory=dict)  # the ini key ruler_task_thresholds
     preset: str = spec_default("preset")
     required_effective_length: int | None = spec_default("require-effective-length")
@@ -328,12 +337,18 @@ class RulerConfig:
     essays: str | None = spec_default("essays")
     squad: str | None = spec_default("squad")
     hotpotqa: str | None = spec_default("hotpotqa")
+    mmlu: str | None = spec_default("mmlu")
+    hotpotqa_train: str | None = spec_default("hotpotqa-train")
     mapreduce: bool = spec_default("mapreduce")
     mapreduce_config: Any = None  # a mapreduce.MapReduceConfig (None: its defaults)
     required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")
     shard: Any = spec_default("shard")  # a shard.Shard: --ruler-shard=i/N (None: every item)
 
     def threshold_for(self, task: str) -> float:
+        """An item's mark at run time. Under rel:F the mark needs the base score, known only at the
+        run's end (results.relative): items pass at run time on a score above 0, then are re-judged."""
+        if not isinstance(self.threshold, (int, float)):
+            return 0.0
         return self.task_thresholds.get(task, self.threshold)
 
 

@@ -5,13 +5,15 @@
 the fix (:class:`~pytest_ruler.errors.RulerUsageError`). The option spec
 (``pytest_ruler.options.OPTIONS``) gives each option one of these.
 
-Public names: ``Parser``, ``integer``, ``choice`` (parser factories) and the
-``parse_*`` functions.
+Public names: ``Parser``, ``integer``, ``choice`` (parser factories), the
+``parse_*`` functions, and ``RelativeMark`` (``parse_threshold``'s ``rel:F``; its
+meaning is :mod:`pytest_ruler.results.relative`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,6 +21,34 @@ from .errors import RulerUsageError
 from .lengths import parse_length as _length, parse_lengths as _lengths
 
 Parser = Callable[[str, Any], Any]  # (the parameter as the user wrote it, the raw value) -> the typed value
+
+
+@dataclass(frozen=True)
+class RelativeMark:
+    """``rel:F``: a length passes when its score is above F times the shortest tested length's own
+    score (NoLiMa's effective length; :mod:`pytest_ruler.results.relative`)."""
+
+    fraction: float
+
+    def __str__(self) -> str:
+        return f"rel:{self.fraction:g}"
+
+
+def parse_threshold(where: str, raw: Any) -> "float | RelativeMark":
+    """A pass mark: a score in [0, 100) (``85.6``), or ``rel:F`` with F in (0, 1] (``rel:0.85``)."""
+    if isinstance(raw, RelativeMark):
+        return raw
+    text = str(raw).strip()
+    if not text.lower().startswith("rel:"):
+        return parse_score(where, raw)
+    fix = "give rel:F with F in (0, 1], e.g. rel:0.85 (85% of the shortest tested length's own score), or an absolute score like 85.6"
+    try:
+        fraction = float(text[4:].strip())
+    except ValueError:
+        raise RulerUsageError(where, raw, fix) from None
+    if not 0 < fraction <= 1:
+        raise RulerUsageError(where, raw, fix)
+    return RelativeMark(fraction)
 
 
 def parse_int(name: str, value: Any, minimum: int = 1) -> int:

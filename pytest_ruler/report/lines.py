@@ -124,7 +124,10 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
             out.append(Line(rescue))
     out.append(Line(f"model {report.model} ({report.backend}); haystack: {report.haystack_corpus}"))
     cached, asked = sum(r.cached for r in report.items), sum(r.samples for r in report.items)
-    out.append(Line(f"threshold {report.threshold}; {cached} of {asked} predictions from the cache"))
+    from ..results.relative import describe
+
+    mark = describe(report.field("relative_threshold")) or report.threshold
+    out.append(Line(f"threshold {mark}; {cached} of {asked} predictions from the cache"))
     total = endpoint_total(report.items)
     out += [Line(text) for text in endpoint_lines(total)] + [Line(text, "yellow") for text in failover_notes(total)]
     return out + _end(verdict, stated, failures, errors, written)

@@ -263,7 +263,13 @@ def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path]
         lines.append(f"- **Chat template:** {report.field('chat_template')}")
     hay_line, hay_warning = _haystack_lines(report.haystack_corpus)
     lines.append(hay_line)
-    if threshold is not None:
+    from ..results.relative import describe
+
+    relative = describe(report.field("relative_threshold"))
+    if relative:  # rel:F: each task against F times its own score at the shortest tested length
+        lines.append(f"- **Threshold:** {relative} (relative: a length passes when its score is above that share of the "
+                     "shortest tested length's own score; each task against its own)")
+    elif threshold is not None:
         lines.append(f"- **Threshold:** {threshold:g} (an item passes, and a length counts toward the effective length, when its score is above it)")
     items_line = _items_line(report)
     if items_line:

@@ -15,7 +15,8 @@ Modules: ``item`` (ItemResult, the report SCHEMA), ``report`` (the typed report)
 ``saved`` (reading a saved report: types checked, the summary recomputed), ``merge`` (shard
 reports into the whole run's, through ``saved`` and ``report``), ``summary`` (cell_scores,
 summarize_results, mapreduce_vs_native), ``aggregate`` (the paper's formulas:
-Avg, wAvg, effective length), ``scoring`` (RULER's metrics), ``table`` (Table 3
+Avg, wAvg, effective length), ``scoring`` (RULER's metrics; RULERv2's soft ones in
+``soft_match``), ``relative`` (the relative pass mark ``rel:F``), ``table`` (Table 3
 and its notation), ``cells`` (Table 3's cells read back from a saved report),
 ``gate`` (the verdict), ``baseline`` / ``stats`` / ``paired`` / ``regressions``
 (comparing with an earlier report, paired on shared questions), ``intervals`` (error

@@ -60,14 +60,15 @@ class Verdict:
                 continue
             required = format_length(g["required_effective_length"])
             got = format_length(g.get("effective_length"))
+            at = f" at threshold {g['threshold']}" if g.get("threshold") else ""
             if g["passed"] is None:
                 out.append((f"gate NOT DECIDED: {g['reason']} (required {required})", "yellow"))
             elif g["passed"] and g.get("confidence") is not None:  # gated on the bound: say so
                 bound = format_length(g.get("effective_length_bound"))
                 out.append((f"gate PASSED: {100 * g['confidence']:g}% lower confidence bound of the {what} {bound} "
-                            f"(point estimate {got}; required {required})", "green"))
+                            f"(point estimate {got}; required {required}){at}", "green"))
             elif g["passed"]:
-                out.append((f"gate PASSED: {what} {got} (required {required})", "green"))
+                out.append((f"gate PASSED: {what} {got} (required {required}){at}", "green"))
             elif f" < required {required}" in str(g["reason"]):  # a shortfall: "<what> <got> (required R) at threshold T ..."
                 out.append((f"gate FAILED: {str(g['reason']).replace(f' < required {required}', f' (required {required})', 1)}", "red"))
             else:  # errors, no items, an unfinished run: the reason is the verdict
@@ -85,8 +86,21 @@ def _bound(report: Report, mode: str, confidence: float) -> tuple[int | None, bo
     if not any(v for ls in cells.values() for v in ls.values()):
         return None, False
     total = (m.summary or {}).get("total_tasks")
+    relative = report.field("relative_threshold")
+    if relative:  # rel:F: against F x the base's upper bound (results.relative)
+        from .relative import relative_bounds
+
+        return relative_bounds(cells, m.scores, relative, confidence,
+                               total_tasks=None if total is None else list(total))[0], True
     return effective_length_bounds(cells, m.scores, float(report.threshold or 0.0), confidence,
                                    total_tasks=None if total is None else list(total))[0], True
+
+
+def _mark(report: Report) -> str:
+    """The report's mark as a gate line says it: the score, or ``rel:F of <base> at <L> = <mark>``."""
+    from .relative import describe
+
+    return describe(report.field("relative_threshold")) or f"{report.threshold}"
 
 
 def _confidence_gate(report: Report, g: dict[str, Any], mode: str, what: str, required: int,
@@ -102,7 +116,7 @@ def _confidence_gate(report: Report, g: dict[str, Any], mode: str, what: str, re
         shown = format_length(bound) if bound is not None else "below the shortest tested length"
         point = format_length(g["effective_length"]) if g["effective_length"] is not None else "none"
         g["reason"] = (f"{level}: {shown} < required {format_length(required)} (point estimate {point}) "
-                       f"at threshold {report.threshold}{hint}")
+                       f"at threshold {_mark(report)}{hint}")
 
 
 def _one_gate(report: Report, mode: str, what: str, required: int, confidence: float | None = None) -> dict[str, Any]:
@@ -110,6 +124,10 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
     summary = m.summary or {}
     effective = summary.get("effective_length")
     g: dict[str, Any] = {"required_effective_length": required, "passed": False, "effective_length": effective, "reason": None}
+    from .relative import describe
+
+    if describe(report.field("relative_threshold")):
+        g["threshold"] = describe(report.field("relative_threshold"))  # a relative mark: every gate line says it
     if not report.complete:
         done, total = report.items_finished, report.items_expected
         count = f" after {done} of {total} items" if done is not None and total is not None else ""
@@ -133,7 +151,7 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
             g["passed"] = True
         else:
             shown = format_length(effective) if effective is not None else "below the shortest tested length"
-            g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {report.threshold}{hint}"
+            g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {_mark(report)}{hint}"
         if not g["passed"]:
             from .budgets import budget_cause
 

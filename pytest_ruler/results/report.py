@@ -84,13 +84,15 @@ class ModeResults:
     task_thresholds: Mapping[str, float]
     scores: Mapping[str, Mapping[int, float]]  # {task: {length: mean over seeds}}, cells with no errored item
     errored: Mapping[str, set[int]]  # {task: lengths where an item errored}
+    relative: Mapping[str, Any] | None = None  # the report's relative_threshold entry (results.relative), if any
     _cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of(cls, mode: str, items: Sequence[ItemResult], threshold: float | None, task_thresholds: Mapping[str, float]) -> "ModeResults":
+    def of(cls, mode: str, items: Sequence[ItemResult], threshold: float | None, task_thresholds: Mapping[str, float],
+           relative: Mapping[str, Any] | None = None) -> "ModeResults":
         mine = tuple(r for r in items if r.mode == mode)
         scores, errored = cell_scores(mine, mode)
-        return cls(mode, mine, threshold, dict(task_thresholds), scores, errored)
+        return cls(mode, mine, threshold, dict(task_thresholds), scores, errored, relative)
 
     @property
     def summary(self) -> Mapping[str, Any] | None:
@@ -102,7 +104,7 @@ class ModeResults:
                 raise RulerUsageError("report", "no threshold", "a report needs its 'threshold' to compute its summary")
             else:
                 self._cache["summary"] = _stored(summarize_results(self.items, self.threshold, self.mode, self.task_thresholds,
-                                                                   cells=(self.scores, self.errored)))
+                                                                   cells=(self.scores, self.errored), relative=self.relative))
                 from .budgets import summary_outcomes
 
                 outcomes = summary_outcomes(self.items)
@@ -164,6 +166,12 @@ class Report:
                    **fields: Any) -> "Report":
         """A new run's report: items sorted by mode, length, task and seed; ``fields`` are the
         other top-level entries (a ``gate`` entry is added when not given)."""
+        if not isinstance(threshold, (int, float)):  # rel:F (parsers.RelativeMark): resolved on these items
+            from .relative import resolve
+
+            resolved = resolve(results, threshold)
+            results, threshold, task_thresholds = resolved.items, resolved.threshold, resolved.task_thresholds
+            fields["relative_threshold"] = resolved.info
         items = tuple(sorted(results, key=lambda r: (r.mode, r.length, r.task, r.seed)))
         rest = {"gate": {"required_effective_length": None, "passed": None}}
         rest.update(fields)
@@ -208,7 +216,8 @@ class Report:
     # ------------------------------------------------------------------ reading it
     def mode(self, mode: str) -> ModeResults:
         if mode not in self._modes:
-            self._modes[mode] = ModeResults.of(mode, self.items, self.threshold, self.task_thresholds)
+            self._modes[mode] = ModeResults.of(mode, self.items, self.threshold, self.task_thresholds,
+                                               self.fields.get("relative_threshold"))
         return self._modes[mode]
 
     @property

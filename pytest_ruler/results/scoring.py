@@ -16,7 +16,9 @@ Public names:
 - :func:`postprocess` -- RULER's clean-up of a raw prediction.
 - :func:`sample_score_all`, :func:`sample_score_part` -- one sample's score in [0, 1].
 - :func:`string_match_all`, :func:`string_match_part` -- corpus scores in [0, 100].
-- :data:`METRICS` -- read-only mapping ``{"all": string_match_all, "part": string_match_part}``.
+- :data:`METRICS` -- read-only mapping ``{"all": string_match_all, "part": string_match_part, ...}``
+  with RULERv2's soft metrics beside them (``ruler2_all``, ``ruler2_part``, ``ruler2_2steps``,
+  ``multichoice``; :mod:`pytest_ruler.results.soft_match`).
 - :func:`get_metric` -- a corpus metric by name; :func:`sample_scorer` -- a per-sample
   scorer by name. Both raise :class:`~pytest_ruler.errors.RulerUsageError` for unknown names.
 - :func:`count_nulls` -- how many predictions are empty after post-processing ("Nulls").
@@ -141,12 +143,23 @@ def string_match_part(preds: Sequence[str], refs: Sequence[Sequence[str]]) -> fl
     return _corpus_score(sample_score_part, preds, refs)
 
 
+def _ruler2_metrics() -> tuple[dict[str, CorpusMetric], dict[str, SampleScorer]]:
+    from functools import partial
+
+    from .soft_match import SCORERS
+
+    scorers: dict[str, SampleScorer] = dict(SCORERS)  # type: ignore[arg-type]
+    return {n: partial(_corpus_score, s) for n, s in scorers.items()}, scorers
+
+
+_R2_METRICS, _R2_SCORERS = _ruler2_metrics()
+
 METRICS: Mapping[str, CorpusMetric] = MappingProxyType(
-    {"all": string_match_all, "part": string_match_part}
+    {"all": string_match_all, "part": string_match_part, **_R2_METRICS}
 )
 
 _SAMPLE_SCORERS: Mapping[str, SampleScorer] = MappingProxyType(
-    {"all": sample_score_all, "part": sample_score_part}
+    {"all": sample_score_all, "part": sample_score_part, **_R2_SCORERS}
 )
 
 

@@ -61,7 +61,8 @@ def total_task_set(task_scores: Mapping[str, Mapping[int, float]],
 
 def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str = "native",
                       task_thresholds: Mapping[str, float] | None = None, *,
-                      cells: tuple[Mapping[str, Mapping[int, float]], Mapping[str, set[int]]] | None = None) -> dict[str, Any] | None:
+                      cells: tuple[Mapping[str, Mapping[int, float]], Mapping[str, set[int]]] | None = None,
+                      relative: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """Table 3 for one mode: item scores averaged over seeds, then the paper's formulas.
 
     One pass rule (``aggregate.passes``: above the mark). The overall effective length and
@@ -83,6 +84,10 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
     ``partial_tasks`` names the others with their lengths. They keep their own cells
     and per-task effective lengths. When no task was tested at every length the Total
     is empty and the effective length is not established.
+
+    ``relative``: the report's ``relative_threshold`` entry under ``rel:F`` (``threshold`` and
+    ``task_thresholds`` are then its resolved marks); the bounds then carry the base's own
+    uncertainty (:func:`pytest_ruler.results.relative.relative_bounds`).
 
     ``cells``: the mode's ``cell_scores`` when the caller has them (``results.report`` computes
     them once per mode and passes them here, so they are not derived a second time).
@@ -113,8 +118,14 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
                 "wavg_dec": wavg_dec(per_length) if complete else None}
     cells = pooled_cells(results, mode)
     intervals = summary_intervals(cells, task_scores, per_length, averages, total_tasks=total_tasks)
-    bound, per_task_bound = (effective_length_bounds(cells, task_scores, threshold, task_thresholds=marks, total_tasks=total_tasks)
-                             if intervals else (None, {}))
+    if intervals and relative:  # rel:F: the bound carries the base score's own uncertainty (results.relative)
+        from .relative import relative_bounds
+
+        bound, per_task_bound = relative_bounds(cells, task_scores, relative, LEVEL, total_tasks=total_tasks)
+    elif intervals:
+        bound, per_task_bound = effective_length_bounds(cells, task_scores, threshold, task_thresholds=marks, total_tasks=total_tasks)
+    else:
+        bound, per_task_bound = None, {}
     return {
         "per_length": {str(L): v for L, v in per_length.items()},
         **averages,

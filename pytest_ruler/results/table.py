@@ -4,6 +4,11 @@
     report (a Report or its dict) ──table3(report, mode, ci=False)──► the same Table
         terminal: fixed-width columns          Markdown: pipes and marks per cell
 
+A task pack's group score (``ruler2``: the plain mean of its tasks per length) is a row
+after the tasks, labelled with how many of the pack's tasks it averages. Under a relative
+mark (``rel:F``, :mod:`pytest_ruler.results.relative`) the header's first cell states it
+and its resolved value.
+
 Cells: a score to one decimal; ``-`` not tested; ``ERR`` an item of the cell errored
 (no score); ``n/a`` an average that is not established (a length errored). Effective
 length: the longest tested length scoring above the threshold; ``<4K`` below it at
@@ -100,12 +105,18 @@ def build_table(m: Any, ci: bool = False) -> Table:
     per_task_eff = dict(summary.get("per_task_effective_length") or {})
     lengths = sorted(set(m.lengths) | {int(L) for L in summary.get("per_length", {})})
     names = list(dict.fromkeys([*scores, *errored, *per_task_eff]))
-    in_order = set(TASK_ORDER)
-    tasks = [t for t in TASK_ORDER if t in set(names)] + [t for t in names if t not in in_order]
+    from ..tasks.registry import PACKS
+
+    order = [*TASK_ORDER, *(t for members in PACKS.values() for t in members)]  # the paper's 13, then each pack's own order
+    in_order = set(order)
+    tasks = [t for t in order if t in set(names)] + [t for t in names if t not in in_order]
     iv = summary.get("intervals") or {}  # None: no per-sample scores in the report, no bound column
     bound = [] if not iv else ["Eff.LB"]
     bounds = dict(summary.get("per_task_effective_length_bound") or {})
-    header = ["", *(format_length(L) for L in lengths), "Avg", "wAvg.inc", "wAvg.dec", *bound, "Effective"]
+    from .relative import describe
+
+    corner = describe(getattr(m, "relative", None)) or ""  # a relative mark heads the task column
+    header = [corner, *(format_length(L) for L in lengths), "Avg", "wAvg.inc", "wAvg.dec", *bound, "Effective"]
     from .budgets import MARK, limited_cells
 
     limited = limited_cells(m.items)  # failing cells whose samples ran out of tokens inside their thinking
@@ -125,6 +136,7 @@ def build_table(m: Any, ci: bool = False) -> Table:
         eff = format_effective_length(per_task_eff.get(task), tested) if task in per_task_eff else "-"
         lb = [format_effective_length(bounds.get(task), tested) if task in bounds else "-"] if bound else []
         rows.append(cells + ["", "", "", *lb, eff])
+    rows += _pack_rows(tasks, scores, errored, lengths, len(bound))
     if summary:
         pl = {int(k): v for k, v in summary.get("per_length", {}).items()}
         bad = set(summary.get("errored_lengths") or ())
@@ -135,6 +147,30 @@ def build_table(m: Any, ci: bool = False) -> Table:
         total.append(format_effective_length(summary.get("effective_length"), lengths))
         rows.append(total)
     return Table(header=header, rows=rows, lengths=lengths, tasks=tasks)
+
+
+def _pack_rows(tasks: Sequence[str], scores: Mapping[str, Mapping[int, float]], errored: Mapping[str, set[int]],
+               lengths: Sequence[int], bound_columns: int) -> list[list[str]]:
+    """A pack's group score (``ruler2``: the plain mean of its tasks per length, as the reference's
+    ``compute_score``), one row per pack in the table, after the tasks; ``ERR`` where a pack task
+    errored, ``-`` where a pack task was not scored. Its label counts the pack's tasks present."""
+    from ..tasks.registry import PACK_SIZES, PACKS
+
+    rows = []
+    for pack, members in PACKS.items():
+        mine = [t for t in tasks if t in members]
+        if not mine:
+            continue
+        cells = [f"{pack} ({len(mine)}/{PACK_SIZES.get(pack, len(members))} tasks)"]
+        for L in lengths:
+            if any(L in errored.get(t, set()) for t in mine):
+                cells.append("ERR")
+            elif all(L in scores.get(t, {}) for t in mine):
+                cells.append(_score(sum(scores[t][L] for t in mine) / len(mine)))
+            else:
+                cells.append("-")
+        rows.append(cells + ["", "", "", *([""] * bound_columns), "-"])
+    return rows
 
 
 def format_text(table: Table) -> list[str]:

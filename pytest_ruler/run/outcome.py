@@ -145,7 +145,7 @@ class RunRecord:
         verdict = attempt("gate", lambda: self._verdict(report))
         if verdict is not None:
             report = report.with_fields(**verdict.fields)
-        failures: list[str] = []
+        failures: list[str] = _below_relative_mark(report)
         if self.results and summary_hook is not None:
             found = attempt("pytest_ruler_summary hook", lambda: summary_hook(report.to_dict())) or []
             for lines in found:
@@ -204,6 +204,20 @@ class RunRecord:
         return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                     baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
                     test=c.baseline_test, confidence=c.gate_confidence)
+
+
+def _below_relative_mark(report: Report) -> list[str]:
+    """Under rel:F, items passed at run time on a score above 0 (results.relative); the report
+    re-judged them against their resolved marks, and those below fail the run here."""
+    from ..results.relative import below_mark, describe
+
+    mark = describe(report.field("relative_threshold"))
+    below = below_mark(report.items) if mark else []
+    if not below:
+        return []
+    shown = ", ".join(f"{r.task}[{r.length}-seed{r.seed}] {r.score:.1f} <= {r.threshold:.1f}" for r in below[:6])
+    more = f" and {len(below) - 6} more" if len(below) > 6 else ""
+    return [f"{len(below)} item{'s' if len(below) != 1 else ''} below the relative mark {mark}: {shown}{more}"]
 
 
 def _provenance(rootpath: Path | None) -> dict[str, Any]:

@@ -71,6 +71,14 @@ def _check_data(config: Any) -> None:
         load_squad(config.squad)
     if config.hotpotqa:
         load_hotpotqa(config.hotpotqa)
+    if getattr(config, "mmlu", None):  # RULERv2's data: read and shape-checked once, here
+        from ..data.mmlu import load_mmlu
+
+        load_mmlu(config.mmlu)
+    if getattr(config, "hotpotqa_train", None):
+        from ..data.ruler2_qa import load_hotpot_haystack
+
+        load_hotpot_haystack(config.hotpotqa_train)
 
 
 def _check_baseline(config: Any) -> None:

@@ -159,7 +159,8 @@ class RulerSession:
             from ..tasks import GenerationContext
 
             c = self.config
-            self._gen_ctx = GenerationContext(self.tokenizer, frame=self.frame, essays=c.essays, squad=c.squad, hotpotqa=c.hotpotqa)
+            self._gen_ctx = GenerationContext(self.tokenizer, frame=self.frame, essays=c.essays, squad=c.squad, hotpotqa=c.hotpotqa,
+                                             mmlu=c.mmlu, hotpotqa_train=c.hotpotqa_train)
         return self._gen_ctx
 
     @property
@@ -225,6 +226,10 @@ class RulerSession:
         if spec.family == "qa" and not getattr(self.generation_context, spec.args["dataset"]):
             name = spec.args["dataset"]
             return f"{task} needs the {name} data file: run `pytest-ruler download {name}` (when online) or pass --ruler-{name}=PATH"
+        needs = {"ruler2_mmlu": ("mmlu",), "ruler2_qa": ("hotpotqa-train", "hotpotqa")}.get(spec.family, ())
+        for name in needs:  # RULERv2's data (tasks.ruler2)
+            if not getattr(self.generation_context, name.replace("-", "_")):
+                return f"{task} needs the {name} data: run `pytest-ruler download {name}` (when online) or pass --ruler-{name}=PATH"
         return None
 
     def haystack_label(self, task: str) -> str:

@@ -4,7 +4,8 @@ Public names are re-exported here; see each module for its design notes:
 ``base`` (Sample, TaskSpec, GenerationContext), ``family`` (the contract a
 task family meets, and how one is registered), ``budget`` (filling a
 length budget), ``niah``, ``variable_tracking``, ``aggregation`` (cwe, fwe),
-``qa``, ``haystack``, ``words``, ``registry``, ``generate``; and what prompts
+``qa``, ``haystack``, ``words``, ``registry``, ``generate``; ``ruler2`` (RULERv2's
+12 tasks as the pack ``ruler2``); and what prompts
 are measured in: ``tokenizer`` (the model's tokenizer, the embedded model) and
 ``chat`` (the chat template frame around a task prompt).
 """

@@ -304,17 +304,44 @@ class GenerationContext:
     essays: str | None = None
     squad: str | None = None
     hotpotqa: str | None = None
+    mmlu: str | None = None  # RULERv2's MMLU tasks: a folder (data.mmlu)
+    hotpotqa_train: str | None = None  # RULERv2's qa tasks: the haystack (data.ruler2_qa)
     _frame_tokens: int | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # data fetched by `pytest-ruler download` is used when no path is given
         from ..data.sources import data_file
 
-        for kind in ("essays", "squad", "hotpotqa"):
-            if getattr(self, kind) is None:
+        for kind in ("essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train"):
+            attr = kind.replace("-", "_")
+            if getattr(self, attr) is None:
                 path = data_file(kind)
-                if path.is_file():
-                    setattr(self, kind, str(path))
+                if path.is_file() or (kind == "mmlu" and path.is_dir()):
+                    setattr(self, attr, str(path))
+
+    def _needs(self, value: str | None, kind: str, what: str) -> str:
+        if not value:
+            raise RulerUsageError(f"--ruler-{kind}", None, f"{what} needs its data: run `pytest-ruler download {kind}` (when online) "
+                                  f"and pass it with --ruler-{kind}=PATH to pytest, or with --{kind}=PATH to `pytest-ruler generate`")
+        return value
+
+    def mmlu_data(self):
+        """RULERv2's MMLU questions (``--ruler-mmlu``, ``data.mmlu``)."""
+        from ..data.mmlu import load_mmlu
+
+        return load_mmlu(self._needs(self.mmlu, "mmlu", "the RULERv2 MMLU tasks (mk_niah_easy ... mv_niah_hard)"))
+
+    def hotpot_haystack(self):
+        """RULERv2's qa haystack: HotpotQA train paragraphs (``--ruler-hotpotqa-train``, ``data.ruler2_qa``)."""
+        from ..data.ruler2_qa import load_hotpot_haystack
+
+        return load_hotpot_haystack(self._needs(self.hotpotqa_train, "hotpotqa-train", "the RULERv2 qa tasks (qa_basic ... qa_hard)"))
+
+    def hotpot_needles(self):
+        """RULERv2's qa questions: the HotpotQA dev file (``--ruler-hotpotqa``), with supporting paragraphs."""
+        from ..data.ruler2_qa import load_hotpot_needles
+
+        return load_hotpot_needles(self._needs(self.hotpotqa, "hotpotqa", "the RULERv2 qa tasks (qa_basic ... qa_hard)"))
 
     def essay_corpus(self):
         from .haystack import load_essays

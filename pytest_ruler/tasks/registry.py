@@ -1,13 +1,14 @@
 """The registry: task families by name, and the 13 standard RULER tasks.
 
 A task is a family plus arguments (``make_task``); the 13 tasks of the paper
-are registered at import (``STANDARD_TASKS``). Users add tasks with
+are registered at import (``STANDARD_TASKS``), and so are task packs beside
+them (``PACKS``: ``ruler2``, RULERv2's 12 tasks, ``tasks.ruler2``; ``pack_of``). Users add tasks with
 ``register_task`` and families (any object meeting :class:`~.family.Family`)
 with ``register_family``; from a conftest, ``registry.task(...)`` and
 ``registry.family(...)`` in a ``pytest_ruler_register`` hook do the same.
 ``FAMILIES`` is a read-only view of every family known now, built-in or registered.
 
-Public names: ``FAMILIES``, ``STANDARD_TASKS``, ``make_task``, ``register_task``,
+Public names: ``FAMILIES``, ``PACKS``, ``pack_of``, ``STANDARD_TASKS``, ``make_task``, ``register_task``,
 ``register_family``, ``get_family``, ``family_names``, ``get_task``, ``task_names``,
 ``resolve_tasks``.
 """
@@ -24,15 +25,17 @@ from .base import TaskSpec
 from .family import Family, check_family
 from .niah import NiahFamily
 from .qa import QAFamily
+from .ruler2 import PACK, PACK_TASKS, Ruler2MMLUFamily, Ruler2NiahFamily, Ruler2QAFamily
 from .variable_tracking import VariableTrackingFamily
 
-__all__ = ["FAMILIES", "STANDARD_TASKS", "family_names", "get_family", "get_task", "make_task", "register_family",
+__all__ = ["FAMILIES", "PACKS", "STANDARD_TASKS", "family_names", "pack_of", "get_family", "get_task", "make_task", "register_family",
            "register_task", "resolve_tasks", "task_names"]
 
-_BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily())
+_BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily(),
+                                         Ruler2NiahFamily(), Ruler2MMLUFamily(), Ruler2QAFamily())
 _FAMILIES: dict[str, Family] = {f.name: f for f in _BUILTIN_FAMILIES}
 FAMILIES: "MappingProxyType[str, Family]" = MappingProxyType(_FAMILIES)  # a live view: registered families appear
-METRICS = ("all", "part")
+METRICS = ("all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice")
 
 
 def register_family(family: Family, *, replace: bool = False) -> Family:
@@ -66,7 +69,8 @@ def make_task(name: str, family: str, *, tokens_to_generate: int, metric: str = 
     """Build (and validate) a task from a family and its arguments."""
     validator = get_family(family)
     if metric not in METRICS:
-        raise RulerUsageError("metric", metric, "choose 'all' (string_match_all) or 'part' (string_match_part)")
+        raise RulerUsageError("metric", metric, "choose 'all' (string_match_all), 'part' (string_match_part), or a RULERv2 "
+                              "scorer: 'ruler2_all', 'ruler2_part', 'ruler2_2steps', 'multichoice'")
     if isinstance(tokens_to_generate, bool) or not isinstance(tokens_to_generate, int) or tokens_to_generate < 1:
         raise RulerUsageError("tokens_to_generate", tokens_to_generate, "must be an integer >= 1")
     if not name or not isinstance(name, str) or any(c in name for c in "[]*?, "):
@@ -96,12 +100,23 @@ def _standard() -> dict[str, TaskSpec]:
 
 
 STANDARD_TASKS: "MappingProxyType[str, TaskSpec]" = MappingProxyType(_standard())
+
+
+def _pack() -> dict[str, TaskSpec]:
+    return {name: make_task(name, family, tokens_to_generate=tokens, metric=metric, **args)
+            for name, family, tokens, metric, args in PACK_TASKS if family in _FAMILIES}
+
+
+#: task packs beside the paper's 13: ``ruler2`` (RULERv2's 12 tasks, ``tasks.ruler2``)
+PACKS: "MappingProxyType[str, MappingProxyType[str, TaskSpec]]" = MappingProxyType({PACK: MappingProxyType(_pack())})
+_PACKED: dict[str, TaskSpec] = {n: s for tasks in PACKS.values() for n, s in tasks.items()}
+PACK_SIZES: "MappingProxyType[str, int]" = MappingProxyType({PACK: len(PACK_TASKS)})  # the tasks each pack declares
 _CUSTOM: dict[str, TaskSpec] = {}
 
 
 def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     """Make a custom task selectable by name (``--ruler-tasks``, ``generate --task``)."""
-    if spec.name in STANDARD_TASKS:
+    if spec.name in STANDARD_TASKS or spec.name in _PACKED:
         raise RulerUsageError("task name", spec.name, "is a standard RULER task; give the custom task another name")
     if spec.name in _CUSTOM and not replace and _CUSTOM[spec.name] != spec:
         raise RulerUsageError("task name", spec.name, "is already registered with other arguments; pass replace=True or pick another name")
@@ -110,29 +125,42 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
 
 
 def task_names() -> list[str]:
-    return list(STANDARD_TASKS) + sorted(_CUSTOM)
+    return list(STANDARD_TASKS) + list(_PACKED) + sorted(_CUSTOM)
+
+
+def pack_of(task: str) -> str | None:
+    """The pack a task belongs to (``ruler2``), or None for the paper's 13 and custom tasks."""
+    return next((p for p, tasks in PACKS.items() if task in tasks), None)
 
 
 def get_task(name: str | TaskSpec) -> TaskSpec:
     if isinstance(name, TaskSpec) or (not isinstance(name, str) and hasattr(name, "family") and hasattr(name, "args")):
         return name
-    spec = STANDARD_TASKS.get(name) or _CUSTOM.get(name)
+    spec = STANDARD_TASKS.get(name) or _PACKED.get(name) or _CUSTOM.get(name)
     if spec is None:
-        raise RulerUsageError("task", name, f"choose from {', '.join(task_names())} (globs like 'niah_*' and 'all' work in lists)")
+        raise RulerUsageError("task", name, f"choose from {', '.join(task_names())} (globs like 'niah_*', 'all' and "
+                              f"packs like {', '.join(f'{p!r} or {p}:<glob>' for p in PACKS)} work in lists)")
     return spec
 
 
 def resolve_tasks(selection: str | Iterable[str]) -> list[TaskSpec]:
-    """Names, globs (``niah_*``) or ``all``, comma-separated or as a list, in registry order."""
+    """Names, globs (``niah_*``), ``all`` (the paper's 13), a pack (``ruler2``) or a glob in a
+    pack (``ruler2:mk_*``), comma-separated or as a list, in registry order. A bare glob
+    matches the paper's tasks and custom ones, not a pack's (``qa_*`` stays qa_1, qa_2)."""
     items = selection.split(",") if isinstance(selection, str) else list(selection)
     items = [s.strip() for s in items if s and s.strip()]
     if not items:
         raise RulerUsageError("tasks", selection, f"name at least one task: {', '.join(task_names())}, a glob, or 'all'")
-    names = task_names()
+    names = [n for n in task_names() if n not in _PACKED]
     chosen: list[str] = []
     for item in items:
+        pack, _, glob = item.partition(":")
         if item == "all":
             matched = list(STANDARD_TASKS)
+        elif pack in PACKS:
+            matched = fnmatch.filter(list(PACKS[pack]), glob or "*")
+            if not matched:
+                raise RulerUsageError("tasks", item, f"matches no task of the {pack} pack; choose from {', '.join(PACKS[pack])}")
         elif any(c in item for c in "*?["):
             matched = fnmatch.filter(names, item)
             if not matched:

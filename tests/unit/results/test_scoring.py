@@ -158,7 +158,7 @@ def test_corpus_errors(metric) -> None:
 
 
 def test_metrics_registry() -> None:
-    assert set(METRICS) == {"all", "part"}
+    assert set(METRICS) == {"all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice"}
     assert METRICS["all"] is string_match_all
     assert get_metric("part") is string_match_part
     assert sample_scorer("all") is sample_score_all

@@ -1,0 +1,96 @@
+"""The relative pass mark rel:F (NoLiMa's effective length): parsing, resolution, re-judging, bound, gate."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ruler.errors import RulerUsageError
+from pytest_ruler.parsers import RelativeMark, parse_threshold
+from pytest_ruler.results import ItemResult, gate
+from pytest_ruler.results.relative import describe, rejudge, resolve
+from pytest_ruler.results.report import Report
+
+
+def item(task, length, score, n=40, error=None):
+    k = round(score / 100 * n)
+    # the k right answers spread evenly over the samples (the betting tests read samples in order)
+    scores = tuple(float((i + 1) * k // n > i * k // n) for i in range(n))
+    return ItemResult(task=task, length=length, seed=0, mode="native", samples=n, score=100 * k / n, threshold=0.0,
+                      passed=k > 0, nulls=0, seconds=0.0, sample_scores=scores, error=error)
+
+
+# a model that is weak everywhere (60 at 4K) but holds 85 % of that up to 16K
+ITEMS = [item("a", 4096, 60), item("a", 8192, 55), item("a", 16384, 52.5), item("a", 32768, 30),
+         item("b", 4096, 60), item("b", 8192, 57.5), item("b", 16384, 50), item("b", 32768, 20)]
+
+
+def test_parse_threshold():
+    assert parse_threshold("--ruler-threshold", "85.6") == 85.6
+    assert parse_threshold("--ruler-threshold", "rel:0.85") == RelativeMark(0.85)
+    assert str(RelativeMark(0.85)) == "rel:0.85"
+    for bad in ("rel:0", "rel:1.5", "rel:x", "rel:"):
+        with pytest.raises(RulerUsageError, match="rel:F"):
+            parse_threshold("--ruler-threshold", bad)
+
+
+def test_resolve_uses_the_shortest_lengths_own_scores():
+    res = resolve(ITEMS, RelativeMark(0.85))
+    assert res.info["base_length"] == 4096 and res.info["base_score"] == 60
+    assert res.threshold == pytest.approx(51.0)
+    assert res.task_thresholds == {"a": pytest.approx(51.0), "b": pytest.approx(51.0)}
+    verdicts = {(r.task, r.length): r.passed for r in res.items}
+    assert verdicts[("a", 16384)] and not verdicts[("b", 16384)] and not verdicts[("a", 32768)]
+
+
+def _report(items, threshold):
+    return Report.of_results(items, threshold=threshold, model="m", backend="fake", tokenizer="t", haystack_corpus="h")
+
+
+def test_the_same_report_gated_both_ways():
+    absolute = _report(ITEMS, 85.6)
+    assert absolute.mode("native").effective_length is None  # 60 is below 85.6 everywhere
+    relative = rejudge(absolute, RelativeMark(0.85))
+    summary = relative.mode("native").summary
+    # Total: 60, 56.25, 51.25, 25 -> above 51 up to 16K
+    assert summary["effective_length"] == 16384
+    assert relative.mode("native").table().header[0] == "rel:0.85 of 60.0 at 4K = 51.0"
+    v_abs = gate(absolute, required=16384)
+    v_rel = gate(relative, required=16384)
+    assert v_abs.passed is False and v_rel.passed is True
+    assert "rel:0.85 of 60.0 at 4K = 51.0" in v_rel.lines()[0][0]
+    # back to an absolute mark: every item judged by it again
+    again = rejudge(relative, 55.0)
+    assert [r.passed for r in again.items] == [r.score > 55.0 for r in again.items]
+    assert {r.threshold for r in again.items} == {55.0} and again.field("relative_threshold") is None
+
+
+def test_the_bound_carries_the_bases_uncertainty():
+    def summary(n, mark):
+        return _report([item(r.task, r.length, r.score, n=n) for r in ITEMS], mark).mode("native").summary
+
+    # 40 samples per cell: too few to establish anything against a mark this close
+    assert summary(40, RelativeMark(0.85))["effective_length_bound"] is None
+    # 400: the same resolved mark (51) taken as exact gives 8K; the relative bound also pays for
+    # the base's own uncertainty (F x its upper bound), so it is shorter
+    rel, exact = summary(400, RelativeMark(0.85)), summary(400, 51.0)
+    assert rel["effective_length"] == exact["effective_length"] == 16384
+    assert exact["effective_length_bound"] == 8192 and rel["effective_length_bound"] == 4096
+    # more samples: the base is pinned down and the bound reaches 8K (16K's 51.25 is too close to 51)
+    assert summary(2000, RelativeMark(0.85))["effective_length_bound"] == 8192
+
+
+def test_a_zero_base_passes_nowhere_and_an_errored_base_has_no_mark():
+    zeros = [item("a", 4096, 0), item("a", 8192, 0)]
+    assert _report(zeros, RelativeMark(0.85)).mode("native").summary["effective_length"] is None
+    errored = [item("a", 4096, 60, error="engine died"), item("a", 8192, 60)]
+    res = resolve(errored, RelativeMark(0.85))
+    assert res.info["base_score"] is None and not any(r.passed for r in res.items)
+    assert "nothing passes" in describe(res.info)
+
+
+def test_the_report_records_the_mark():
+    data = _report(ITEMS, RelativeMark(0.85)).to_dict()
+    assert data["relative_threshold"]["fraction"] == 0.85 and data["threshold"] == pytest.approx(51.0)
+    assert {i["threshold"] for i in data["items"]} == {51.0}
+    back = Report.from_dict(data)
+    assert back.mode("native").summary["effective_length"] == 16384
