@@ -20,6 +20,9 @@
            ``shard`` is replaced by ``shards``: {"count", "merged", "missing", "reports":
            [{"index", "file", "provenance"}]}; ``provenance`` is the lowest shard's. The shards'
            gate entries are dropped: gate the merged report (``pytest-ruler gate``).
+           Shards run under ``--ruler-threshold=rel:F`` agree on F (each resolved it on its own items,
+           where a task's base cell may be missing); the merged items are judged again under rel:F
+           (``results.relative.rejudge``), so the marks come from the whole run's base scores.
 
 A partial merge (``partial=True`` with shards missing) names them in ``shards.missing``; its
 gate says NOT DECIDED (``shard.unmerged``), as a single shard's does.
@@ -70,9 +73,18 @@ def _shards_of(name: str, report: Report) -> tuple[int, list[int], dict[str, Any
                                            "pytest --ruler-shard=i/N --ruler-report=shard-i.json, then merge those")
 
 
+def _relative(report: Report) -> float | None:
+    """The fraction F of a shard run under ``--ruler-threshold=rel:F`` (None: an absolute mark)."""
+    info = report.field("relative_threshold")
+    return float(info["fraction"]) if isinstance(info, Mapping) and info.get("fraction") is not None else None
+
+
 def _settings(report: Report) -> dict[str, Any]:
     out = {k: getattr(report, k) for k in _TYPED_AGREE}
     out["task_thresholds"] = dict(out["task_thresholds"])
+    fraction = _relative(report)
+    if fraction is not None:  # each shard resolved rel:F on its own items: the fraction is the setting
+        out["threshold"], out["task_thresholds"] = f"rel:{fraction:g}", {}
     out.update({k: report.field(k) for k in AGREE if k not in _TYPED_AGREE})
     return out
 
@@ -141,6 +153,15 @@ def _merged(reports: Sequence[tuple[str, Report]], count: int, merged: list[int]
     fields["skipped"] = skipped
     fields["shards"] = {"count": count, "merged": merged, "missing": missing, "suite": dict(suite), "reports": reports_entry}
     complete = not missing and all(r.complete for _, r in ordered)
-    return Report.of_results([item for _, r in ordered for item in r.items], threshold=float(base.threshold or 0.0),
+    fraction = _relative(base)
+    fields.pop("relative_threshold", None)
+    merged = Report.of_results([item for _, r in ordered for item in r.items], threshold=float(base.threshold or 0.0),
                              task_thresholds=dict(base.task_thresholds), model=base.model, backend=base.backend,
                              tokenizer=base.tokenizer, haystack_corpus="; ".join(labels), complete=complete, **fields)
+    if fraction is None:
+        return merged
+    # rel:F: a task's base cell may be in another shard, so the marks are resolved again on the whole run's items
+    from ..parsers import RelativeMark
+    from .relative import rejudge
+
+    return rejudge(merged, RelativeMark(fraction))

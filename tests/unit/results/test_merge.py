@@ -120,3 +120,28 @@ def test_merge_files_reads_through_the_one_checked_reader(tmp_path):
     (tmp_path / n2).write_text(json.dumps(edited))
     with pytest.raises(RulerUsageError, match="its summary disagrees with its items"):
         merge_files([tmp_path / n1, tmp_path / n2])
+
+
+def test_shards_under_a_relative_mark_merge_to_the_unsharded_relative_report():
+    """Under rel:F each shard resolved its marks on its own items, where a task's base cell may be
+    another shard's; the merge agrees on F and resolves the marks again on the whole run's items."""
+    from pytest_ruler.parsers import RelativeMark
+    from pytest_ruler.results.relative import rejudge
+    from pytest_ruler.shard import shard_of
+
+    mark = RelativeMark(0.6)
+    ids = {c: f"ruler::{c[0]}[{c[1]}-seed0]" for c in CELLS}
+    shards = [(f"s{k}.json", rejudge(_run([c for c in CELLS if shard_of(ids[c], 2) == k], Shard(k, 2)), mark)) for k in (1, 2)]
+    # the premise: some shard misses a base cell, so its own resolution differs from the whole run's
+    whole = rejudge(_run(CELLS), mark)
+    assert any(r.threshold != whole.threshold or r.task_thresholds != whole.task_thresholds for _, r in shards)
+    merged = merge_reports(shards)
+    a, b = whole.to_dict(), merged.to_dict()
+    assert a["items"] == b["items"] and a["summary"] == b["summary"]
+    assert b["relative_threshold"] == a["relative_threshold"] and b["threshold"] == a["threshold"]
+X
+    assert {(r.task, r.length): r.passed for r in merged.items}[("niah_single_1", 2048)] is True
+    assert {(r.task, r.length): r.passed for r in merged.items}[("vt", 2048)] is False
+    other = [(n, rejudge(r, RelativeMark(0.7))) if n == "s2.json" else (n, r) for n, r in shards]
+    with pytest.raises(RulerUsageError, match="rel:0.7"):
+        merge_reports(other)
