@@ -773,6 +773,16 @@ def _live_in_group(pgid: int, pids: bool = False) -> list:
     return live if pids else [args for _, args in live]
 
 
+def _engine_cores(pgid: int) -> set[str]:
+    """The engine-core processes of a process group: those titled EngineCore whose parent is not
+    one (a process the engine core forks carries its title until it renames itself, e.g. to
+    VLLM::Worker; a poll that lands in that window must not count it as another engine)."""
+    out = subprocess.run(["ps", "-eo", "pid=,ppid=,pgid=,stat=,args="], capture_output=True, text=True).stdout
+    rows = [r for r in (line.split(None, 4) for line in out.splitlines()) if len(r) == 5 and r[2] == str(pgid) and not r[3].startswith("Z")]
+    titled = {r[0] for r in rows if "EngineCore" in r[4]}
+    return {r[0] for r in rows if r[0] in titled and r[1] not in titled}
+
+
 def run_plugin(folder, *args: str, timeout: float = 900) -> dict:
     """pytest with the plugin in ``folder`` (made if needed): report, output, wall time, leftovers."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -790,7 +800,7 @@ def run_plugin(folder, *args: str, timeout: float = 900) -> dict:
                 os.killpg(proc.pid, 9)
                 proc.wait()
                 pytest.fail(f"the plugin run timed out after {timeout} s:\n{log.read_text()[-4000:]}")
-            cores.update(pid for pid, args in _live_in_group(proc.pid, pids=True) if "EngineCore" in args)
+            cores.update(_engine_cores(proc.pid))
             time.sleep(0.5)
     wall = time.monotonic() - t0
     output = log.read_text()
