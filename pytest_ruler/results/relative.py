@@ -30,7 +30,10 @@ is 100 and nothing passes: no verdict rests on missing evidence.
 Items during a run: an item's verdict needs its task's base, which another item (another
 xdist worker, perhaps) produces, so under ``rel:F`` an item passes at run time when it has a
 score above 0 (what every relative mark requires), and the run's end re-judges every item
-against its resolved mark; items below it fail the run (``below_mark``).
+against its resolved mark; items below it fail the run (``below_mark``). A shard's run
+(``--ruler-shard``) holds only a share of the items, so it re-judges nothing at its end: its
+report's entry says ``"resolved_at": "merge"`` (``describe`` says so in every header and gate
+line), and ``pytest-ruler merge`` resolves the marks on the merged items (results.merge).
 
 Public names: ``RelativeMark`` (from ``parsers``), ``Resolved``, ``resolve``, ``rejudge``,
 ``relative_bounds``, ``below_mark``, ``describe``.
@@ -153,6 +156,8 @@ def describe(info: Mapping[str, Any] | None) -> str | None:
     from ..lengths import format_length
 
     F, base, L0 = info.get("fraction"), info.get("base_score"), info.get("base_length")
+    if info.get("resolved_at") == "merge":  # a shard's report: its items are a share of the run's
+        return f"rel:{F:g} (resolved at merge: `pytest-ruler merge` judges every shard's items against F x each task's own base)"
     if base is None or L0 is None:
         return f"rel:{F:g} (no base score at the shortest length: nothing passes)"
     return f"rel:{F:g} of {base:.1f} at {format_length(L0)} = {F * base:.1f}"
