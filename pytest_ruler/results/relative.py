@@ -23,8 +23,9 @@ interval of the base cell's samples, or of the Total's cells at the base length)
 usual fixed-sequence bound (``intervals.effective_length_bounds``) is run against
 ``F ×`` that upper bound at level ``1 - α/2``. Both errors together stay below ``α``.
 
-Where a task's base is missing (its shortest tested cell errored), its mark is the Total's;
-where the Total has no base (an errored shortest length, no task at every length) the mark
+Where a task's base is missing (its shortest tested cell errored), its mark is 100 and
+nothing of it passes (never the Total's: other tasks' scores are no base for it); where the
+Total has no base (an errored shortest length, no task at every length) the mark
 is 100 and nothing passes: no verdict rests on missing evidence.
 
 Items during a run: an item's verdict needs its task's base, which another item (another
@@ -79,7 +80,7 @@ def resolve(items: Iterable[ItemResult], mark: RelativeMark) -> Resolved:
         tested = sorted(set(task_scores.get(task, {})) | set(errored.get(task, ())))
         first = tested[0] if tested else None
         task_bases[task] = task_scores.get(task, {}).get(first) if first is not None else None
-    marks = {t: (F * b if b is not None else threshold) for t, b in task_bases.items()}
+    marks = {t: (F * b if b is not None else NO_BASE) for t, b in task_bases.items()}  # no base of its own: nothing passes
     judged = tuple(_judge(r, marks.get(r.task, threshold)) for r in items)
     info = {"fraction": F, "base_length": base_length, "base_score": base_score,
             "task_bases": {t: b for t, b in task_bases.items()}}

@@ -94,3 +94,12 @@ def test_the_report_records_the_mark():
     assert {i["threshold"] for i in data["items"]} == {51.0}
     back = Report.from_dict(data)
     assert back.mode("native").summary["effective_length"] == 16384
+
+
+def test_a_task_whose_own_base_errored_has_no_mark_not_the_totals():
+    # task c is tested from 8K on and its 8K cell errored: the Total's base (a and b at 4K) is no base for it
+    items = ITEMS + [item("c", 8192, 90, error="engine died"), item("c", 16384, 55)]
+    res = resolve(items, RelativeMark(0.85))
+    assert res.threshold == pytest.approx(51.0)  # the premise: the Total has a base, 55 is above its mark
+    assert res.info["task_bases"]["c"] is None and res.task_thresholds["c"] == 100.0
+    assert not any(r.passed for r in res.items if r.task == "c")
