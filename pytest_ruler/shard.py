@@ -71,7 +71,9 @@ def shard_of(nodeid: str, count: int) -> int:
 
 
 #: the run's settings a shard's report records (``suite``): shards merge only when all of them agree
-SUITE_SETTINGS = ("tasks", "lengths", "seeds", "samples", "depths", "sequential", "mapreduce", "no_suite")
+SUITE_SETTINGS = ("tasks", "lengths", "seeds", "samples", "depths", "sequential", "mapreduce", "no_suite",
+                  # a thinking model's (run.reasoning): how its calls run and where its answer starts
+                  "think_budget", "chat_template_kwargs", "think_start", "think_end")
 
 
 def suite_settings(config: Any) -> dict[str, Any]:
@@ -79,7 +81,7 @@ def suite_settings(config: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in SUITE_SETTINGS:
         value = getattr(config, name, None)
-        out[name] = list(value) if isinstance(value, (tuple, list)) else value
+        out[name] = list(value) if isinstance(value, (tuple, list)) else dict(value) if isinstance(value, Mapping) else value
     return out
 
 

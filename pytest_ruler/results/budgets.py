@@ -18,8 +18,10 @@ Data flow::
         ──outcome_notes(items)──► the lines under the table
         ──budget_cause(items)──► the clause the gate's reason and an item's message add
 
-The rule for ``budget_limited``: at least half of the item's failing samples (score below 1)
-ran out of tokens inside their thinking (``thinking_truncated``). An answer cut short
+The rule for ``budget_limited``: at least half of the item's failing samples (score below 1,
+errored and over-length samples included: they have no outcome) ran out of tokens inside
+their thinking (``thinking_truncated``). An item whose ``error`` is set is never a budget's
+failure (``limited_cells``, ``budget_cause`` and the cell's mark leave it out). An answer cut short
 (``answer_truncated``) is counted and shown, not flagged: the model had begun to answer
 within RULER's own answer budget.
 
@@ -47,14 +49,14 @@ def item_thinking(completions: Sequence[Any], scores: Sequence[float], think_bud
     thinking = answer = failing = cut = 0
     for c, s in zip(completions, scores):
         o = getattr(c, "outcome", None)
+        if s < 1.0:  # every failing sample, an errored or over-length one (no outcome) too
+            failing += 1
+            cut += o == "thinking_truncated"
         if o is None:
             continue
         outcomes[o] += 1
         thinking += int(getattr(c, "thinking_tokens", 0) or 0)
         answer += max(0, int(c.completion_tokens) - int(getattr(c, "thinking_tokens", 0) or 0))
-        if s < 1.0:
-            failing += 1
-            cut += o == "thinking_truncated"
     if think_budget is None and not thinking and outcomes["answered"] + outcomes["empty_answer"] == sum(outcomes.values()):
         return {}
     return {"outcomes": outcomes, "thinking_tokens": thinking, "answer_tokens": answer, "think_budget": think_budget,
@@ -79,7 +81,8 @@ def cell_outcomes(items: Iterable[Any]) -> dict[str, dict[int, dict[str, Any]]]:
             cell[k] += int(t.get(k) or 0)
         if not r.passed:
             cell["failed_items"] += 1
-            cell["budget_limited"] = cell["budget_limited"] or bool(t.get("budget_limited"))
+            if getattr(r, "error", None) is None:  # an errored item failed on its error, never on a budget
+                cell["budget_limited"] = cell["budget_limited"] or bool(t.get("budget_limited"))
     return out
 
 
@@ -102,7 +105,8 @@ def budget_cause(items: Iterable[Any]) -> str | None:
     cells = sorted(limited_cells(items), key=lambda c: (c[1], c[0]))
     if not cells:
         return None
-    cut = sum(r.thinking.get("budget_failures", 0) for r in items if (r.task, int(r.length)) in set(cells))
+    cut = sum(r.thinking.get("budget_failures", 0) for r in items
+              if (r.task, int(r.length)) in set(cells) and getattr(r, "error", None) is None)
     where = ", ".join(f"{t}@{format_length(L)}" for t, L in cells)
     return (f"a token budget, not the model, caused these failures: {cut} failing sample{'s' if cut != 1 else ''} ran out of "
             f"tokens inside their thinking ({MARK}: {where}); {_budget_option(items)}")

@@ -8,7 +8,8 @@
            - a report that is no shard's (no ``shard`` entry, nor a partial merge's ``shards``);
            - shards of different runs: another shard count, or a setting that differs
              (``AGREE``: model, backend, tokenizer, threshold, per-task marks, chat template,
-             samples, seeds, preset, and the suite's tasks, lengths, depths, ... ``shard.SUITE_SETTINGS``);
+             samples, seeds, preset, and the suite's tasks, lengths, depths, ..., the thinking settings
+             (think budget, chat template kwargs, think markers) ``shard.SUITE_SETTINGS``);
            - the same shard twice, or the same item (task, length, seed, mode) in two reports;
            - a missing shard, unless ``partial``
         3. the merged report: ``Report.of_results`` over every shard's items, so its summary

@@ -23,14 +23,18 @@ interval of the base cell's samples, or of the Total's cells at the base length)
 usual fixed-sequence bound (``intervals.effective_length_bounds``) is run against
 ``F ×`` that upper bound at level ``1 - α/2``. Both errors together stay below ``α``.
 
-Where a task's base is missing (its shortest tested cell errored), its mark is the Total's;
-where the Total has no base (an errored shortest length, no task at every length) the mark
+Where a task's base is missing (its shortest tested cell errored), its mark is 100 and
+nothing of it passes (never the Total's: other tasks' scores are no base for it); where the
+Total has no base (an errored shortest length, no task at every length) the mark
 is 100 and nothing passes: no verdict rests on missing evidence.
 
 Items during a run: an item's verdict needs its task's base, which another item (another
 xdist worker, perhaps) produces, so under ``rel:F`` an item passes at run time when it has a
 score above 0 (what every relative mark requires), and the run's end re-judges every item
-against its resolved mark; items below it fail the run (``below_mark``).
+against its resolved mark; items below it fail the run (``below_mark``). A shard's run
+(``--ruler-shard``) holds only a share of the items, so it re-judges nothing at its end: its
+report's entry says ``"resolved_at": "merge"`` (``describe`` says so in every header and gate
+line), and ``pytest-ruler merge`` resolves the marks on the merged items (results.merge).
 
 Public names: ``RelativeMark`` (from ``parsers``), ``Resolved``, ``resolve``, ``rejudge``,
 ``relative_bounds``, ``below_mark``, ``describe``.
@@ -76,7 +80,7 @@ def resolve(items: Iterable[ItemResult], mark: RelativeMark) -> Resolved:
         tested = sorted(set(task_scores.get(task, {})) | set(errored.get(task, ())))
         first = tested[0] if tested else None
         task_bases[task] = task_scores.get(task, {}).get(first) if first is not None else None
-    marks = {t: (F * b if b is not None else threshold) for t, b in task_bases.items()}
+    marks = {t: (F * b if b is not None else NO_BASE) for t, b in task_bases.items()}  # no base of its own: nothing passes
     judged = tuple(_judge(r, marks.get(r.task, threshold)) for r in items)
     info = {"fraction": F, "base_length": base_length, "base_score": base_score,
             "task_bases": {t: b for t, b in task_bases.items()}}
@@ -153,6 +157,8 @@ def describe(info: Mapping[str, Any] | None) -> str | None:
     from ..lengths import format_length
 
     F, base, L0 = info.get("fraction"), info.get("base_score"), info.get("base_length")
+    if info.get("resolved_at") == "merge":  # a shard's report: its items are a share of the run's
+        return f"rel:{F:g} (resolved at merge: `pytest-ruler merge` judges every shard's items against F x each task's own base)"
     if base is None or L0 is None:
         return f"rel:{F:g} (no base score at the shortest length: nothing passes)"
     return f"rel:{F:g} of {base:.1f} at {format_length(L0)} = {F * base:.1f}"

@@ -198,7 +198,13 @@ def table_notes(report: Any, mode: str = "native") -> list[str]:
         else:
             out.append(f"no task was tested at every length, so there is no Total and no effective length; tested: {left}")
     marks = {t: v for t, v in (summary.get("task_thresholds") or {}).items() if v != summary.get("threshold")}
-    if marks:
+    relative = report.field("relative_threshold")
+    if marks and isinstance(relative, Mapping) and relative.get("fraction") is not None:  # rel:F: resolved, not the ini's
+        F = relative["fraction"]
+        out.append(f"per-task marks under rel:{F:g} ({F:g} x each task's own base score; 100: no base, nothing passes): "
+                   + ", ".join(f"{t} {v:.1f}" for t, v in sorted(marks.items()))
+                   + f"; the other tasks and the Total {summary.get('threshold'):.1f}; a score passes when it is above its mark")
+    elif marks:
         out.append("per-task pass marks (ini ruler_task_thresholds): " + ", ".join(f"{t} {v:g}" for t, v in sorted(marks.items()))
                    + f"; the other tasks and the Total {summary.get('threshold'):g}; a score passes when it is above its mark")
     from .budgets import outcome_notes

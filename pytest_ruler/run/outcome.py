@@ -6,7 +6,8 @@
     RunRecord.finish(interrupted=, reporters=, summary_hook=, rootpath=, say=) ──► Outcome
         1. the report: Report.of_results over every result, with the run's fields (results.report)
         2. the verdict: results.gate (the required lengths, the baseline via results.baseline.load_baseline)
-        3. the failures of the user's own gates (a summary hook: pytest_ruler_summary)
+        3. the failures: under rel:F the items below their resolved marks (never in a shard run:
+           its marks are resolved at merge), and the user's own gates (a summary hook: pytest_ruler_summary)
         4. the outputs: each wanted reporter, by name, in order (report.reporters); never a gate
     Outcome: report, verdict, failures, errors, written, exit_status(pytest's status), lines(),
         add_error (an output written after ours failed: plugin.run_end)
@@ -145,13 +146,14 @@ class RunRecord:
         verdict = attempt("gate", lambda: self._verdict(report))
         if verdict is not None:
             report = report.with_fields(**verdict.fields)
-        failures: list[str] = _below_relative_mark(report)
+        c = self.session.config
+        # a shard's items are a share of the run's: rel:F is resolved on the merged items (`pytest-ruler merge`)
+        failures: list[str] = _below_relative_mark(report) if c.shard is None else []
         if self.results and summary_hook is not None:
             found = attempt("pytest_ruler_summary hook", lambda: summary_hook(report.to_dict())) or []
             for lines in found:
                 failures += list(lines or [])
         written: list[Path] = []
-        c = self.session.config
         end = RunEnd(report, verdict, c, say=say, environ=os.environ if environ is None else environ)
         for reporter in reporters:
             now = replace(end, errors=tuple(errors))
@@ -176,10 +178,14 @@ class RunRecord:
             fields["warnings"] = warnings
         fields["interrupted"] = self.interrupted
         fields["skipped"] = sorted(self.skipped, key=lambda s: (s["mode"], s["length"], s["task"], s["seed"]))
-        return Report.of_results(self.results, threshold=c.threshold, task_thresholds=dict(c.task_thresholds),
-                                 model=c.model, backend=rs.backend,
-                                 tokenizer=attempt("tokenizer", lambda: rs.tokenizer.name) or str(c.tokenizer or c.model),
-                                 haystack_corpus=self._haystack_corpus(), complete=complete, **fields)
+        report = Report.of_results(self.results, threshold=c.threshold, task_thresholds=dict(c.task_thresholds),
+                                   model=c.model, backend=rs.backend,
+                                   tokenizer=attempt("tokenizer", lambda: rs.tokenizer.name) or str(c.tokenizer or c.model),
+                                   haystack_corpus=self._haystack_corpus(), complete=complete, **fields)
+        info = report.field("relative_threshold")
+        if c.shard is not None and info:  # rel:F in a shard: its marks are resolved at merge (results.relative.describe)
+            report = report.with_fields(relative_threshold={**info, "resolved_at": "merge"})
+        return report
 
     def _haystack_corpus(self) -> str:
         labels = []

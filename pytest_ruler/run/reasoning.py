@@ -62,14 +62,14 @@ def think_request(r: GenerationRequest, budget: int, encode: Callable[[str], lis
     """The thinking call of ``r``: its prompt without RULER's answer prefix, ``budget`` new tokens."""
     prefix = r.answer_prefix
     if not prefix or not r.prompt.endswith(prefix):
-        return GenerationRequest(r.prompt, r.prompt_ids, budget)
+        return GenerationRequest(r.prompt, r.prompt_ids, budget, affinity=r.affinity)
     base = r.prompt[: len(r.prompt) - len(prefix)]
     tail = tuple(encode(prefix))
     if tail and len(tail) < len(r.prompt_ids) and tuple(r.prompt_ids[-len(tail):]) == tail:
         ids = tuple(r.prompt_ids[: -len(tail)])
     else:  # the prefix merged with the text before it: count the base on its own
         ids = tuple(encode(base))
-    return GenerationRequest(base, ids, budget)
+    return GenerationRequest(base, ids, budget, affinity=r.affinity)  # one endpoint for both calls (its prefix cache)
 
 
 def answer_request(r: GenerationRequest, thinking: GenerationRequest, c: Completion, markers: Markers,
@@ -84,7 +84,7 @@ def answer_request(r: GenerationRequest, thinking: GenerationRequest, c: Complet
         thought = c.text if cut < 0 else c.text[:cut]
     added = f"{thought}{markers.end}\n\n{r.answer_prefix}"
     return GenerationRequest(thinking.prompt + added, tuple(thinking.prompt_ids) + tuple(encode(added)), r.max_tokens, r.stop,
-                             answer_prefix=r.answer_prefix)
+                             answer_prefix=r.answer_prefix, affinity=r.affinity)
 
 
 def _forced(first: Split, c1: Completion, c2: Completion, markers: Markers, count: Callable[[str], int] | None) -> Completion:

@@ -58,7 +58,9 @@ def test_pack_rows_and_group_score(pytester, xdist):
     assert set(rows) == {"mk_niah_basic", "mv_niah_basic", "ruler2"}
     assert "ruler2 (2/12 tasks)" in out
     assert rows["ruler2"].split()[3:6] == ["100.0", "75.0", "25.0"]
-    result.assert_outcomes(passed=2, failed=4)  # absolute 85.6: only 1K passes
+    # absolute 85.6: only 1K passes; the glob also takes qa_basic, skipped without its data and saying which
+    result.assert_outcomes(passed=2, failed=4, skipped=3)
+    assert "--ruler-hotpotqa-train" in out
 
 
 @pytest.mark.parametrize("xdist", XDIST)
@@ -76,6 +78,24 @@ def test_relative_mark_in_a_run(pytester, xdist):
     # items pass at run time on a score above 0; the 4K ones fall below the resolved mark and fail the run
     assert "2 items below the relative mark rel:0.7" in out
     assert result.ret == 1
+
+
+def test_relative_mark_in_shards_is_resolved_at_merge(pytester, capsys):
+    """A shard holds a share of the items: it re-judges nothing against a mark resolved on that share;
+    its items pass at run time on a score above 0, and the merged report is judged on every item."""
+    pytester.makeconftest(FADING)
+    for k in (1, 2):
+        result = run(pytester, *ENGINE, "--ruler-threshold=rel:0.7", f"--ruler-shard={k}/2", f"--ruler-report=s{k}.json")
+        out = result.stdout.str()
+        assert "below the relative mark" not in out
+        assert "rel:0.7 (resolved at merge" in out
+        assert report(pytester, f"s{k}.json")["relative_threshold"]["resolved_at"] == "merge"
+        assert result.ret == 0  # every item scored above 0; the gate is the merged report's
+    assert {i["length"] for k in (1, 2) for i in report(pytester, f"s{k}.json")["items"]} == {1024, 2048, 4096}
+    assert main(["merge", str(pytester.path / "s1.json"), str(pytester.path / "s2.json"), "--out", str(pytester.path / "m.json")]) == 0
+    merged = report(pytester, "m.json")
+    assert "resolved_at" not in merged["relative_threshold"] and merged["relative_threshold"]["base_score"] == 100.0
+    assert {(i["length"], i["passed"]) for i in merged["items"]} == {(1024, True), (2048, True), (4096, False)}
 
 
 def test_the_same_saved_report_gated_both_ways(pytester, capsys):

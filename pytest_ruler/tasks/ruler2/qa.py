@@ -16,7 +16,9 @@ The templates are the reference's text, reproduced exactly.
 
 Ours: the haystack is sorted and drawn from the sample's own RNG (deterministic in any
 process, whatever its hash seed: the reference's is not); a haystack paragraph equal to
-one of the question's own is not drawn (so the paragraph to find appears once); ids are
+one of the question's own is not drawn (so the paragraph to find appears once; once every
+other paragraph is drawn, they are drawn again; a train file of only the question's own is
+a usage error naming ``--ruler-hotpotqa-train``); ids are
 distinct; sample ``i`` asks dev question ``i`` (as the reference does) whatever the seed;
 the budget counts the chat template and ``tokens_to_generate``.
 """
@@ -77,6 +79,11 @@ class _Draft:
         self.needle = needles[index % len(needles)]
         self.docs = ctx.hotpot_haystack().docs
         self._own = set(self.needle.supporting) | set(self.needle.distractors)
+        self._pool = sum(d not in self._own for d in self.docs)  # the paragraphs a haystack may draw
+        if self._pool == 0:
+            raise RulerUsageError("--ruler-hotpotqa-train", getattr(ctx, "hotpotqa_train", None),
+                                  "every train paragraph is one of the question's own (supporting or distractor): "
+                                  "pass a HotpotQA train file with other paragraphs (`pytest-ruler download hotpotqa-train`)")
         self._seed = rng.getrandbits(64)
         self._stream_rng = random.Random(rng.getrandbits(64))
         self._stream: list[int] = []
@@ -90,7 +97,7 @@ class _Draft:
 
     def _doc(self, i: int) -> str:
         while len(self._stream) <= i:
-            if len(self._seen) >= len(self.docs):
+            if len(self._seen) >= self._pool:  # every drawable paragraph drawn: draw them again
                 self._seen.clear()
             j = self._stream_rng.randrange(len(self.docs))
             if j not in self._seen and self.docs[j] not in self._own:

@@ -89,3 +89,17 @@ def test_reports_without_thinking_are_unchanged():
     saved = _report(items).to_dict()
     assert "thinking" not in saved["items"][0] and "outcomes" not in saved["summary"]["native"]
     assert outcome_notes(items) == []
+
+
+def test_errored_samples_count_as_failing_and_errored_items_are_never_the_budgets():
+    # 8 errored samples (no outcome) and 1 thinking cut: 1 of 9 failures was the budget's
+    t = item_thinking([_c(None, 0)] * 8 + [_c("thinking_truncated")], [0.0] * 9, 64)
+    assert t["budget_failures"] == 1 and not t["budget_limited"]
+    # an item whose error is set failed on its error: no mark, no budget clause
+    import dataclasses
+
+    cut = _item("niah_single_1", 1024, ["thinking_truncated"] * 3 + ["answered"], [0, 0, 0, 1.0], budget=64)
+    assert cut.thinking["budget_limited"]  # the premise: scored alone, a budget's failure
+    errored = dataclasses.replace(cut, error="the server went away")
+    assert limited_cells([errored]) == set() and budget_cause([errored]) is None
+    assert limited_cells([cut]) == {("niah_single_1", 1024)}

@@ -145,3 +145,23 @@ def test_shards_under_a_relative_mark_merge_to_the_unsharded_relative_report():
     other = [(n, rejudge(r, RelativeMark(0.7))) if n == "s2.json" else (n, r) for n, r in shards]
     with pytest.raises(RulerUsageError, match="rel:0.7"):
         merge_reports(other)
+
+
+@pytest.mark.parametrize(("setting", "value"), [("think_budget", 256), ("chat_template_kwargs", {"enable_thinking": False}),
+                                                 ("think_start", "<reasoning>"), ("think_end", "</reasoning>")])
+def test_shards_run_with_other_thinking_settings_are_refused_naming_it(setting, value):
+    """The shard entry records the run's thinking settings (shard.suite_settings of its config)."""
+    import dataclasses
+
+    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.shard import suite_settings
+
+    (n1, s1), (n2, s2) = _shards(2)
+    config = RulerConfig(model="m")
+    suites = [suite_settings(config), suite_settings(dataclasses.replace(config, **{setting: value}))]
+    s1, s2 = (Report.from_dict(dict(s.to_dict(), shard={"index": k, "count": 2, "suite": suite}))
+              for k, s, suite in ((1, s1, suites[0]), (2, s2, suites[1])))
+    merge_reports([(n1, s1), (n2, Report.from_dict(dict(s2.to_dict(), shard={"index": 2, "count": 2, "suite": suites[0]})))])
+    with pytest.raises(RulerUsageError, match=f"its run's {setting} is ") as exc:
+        merge_reports([(n1, s1), (n2, s2)])
+    assert "s2.json" in str(exc.value) and "same options on every shard" in str(exc.value)

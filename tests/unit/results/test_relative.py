@@ -94,3 +94,24 @@ def test_the_report_records_the_mark():
     assert {i["threshold"] for i in data["items"]} == {51.0}
     back = Report.from_dict(data)
     assert back.mode("native").summary["effective_length"] == 16384
+
+
+def test_a_task_whose_own_base_errored_has_no_mark_not_the_totals():
+    # task c is tested from 8K on and its 8K cell errored: the Total's base (a and b at 4K) is no base for it
+    items = ITEMS + [item("c", 8192, 90, error="engine died"), item("c", 16384, 55)]
+    res = resolve(items, RelativeMark(0.85))
+    assert res.threshold == pytest.approx(51.0)  # the premise: the Total has a base, 55 is above its mark
+    assert res.info["task_bases"]["c"] is None and res.task_thresholds["c"] == 100.0
+    assert not any(r.passed for r in res.items if r.task == "c")
+
+
+def test_the_table_notes_name_the_resolved_marks_as_relative_not_the_ini():
+    from pytest_ruler.results.table import table_notes
+
+    items = [item("a", 4096, 60), item("a", 8192, 55), item("b", 4096, 80), item("b", 8192, 70)]
+    notes = " | ".join(table_notes(_report(items, RelativeMark(0.5)), "native"))
+    assert "per-task marks under rel:0.5 (0.5 x each task's own base score" in notes and "a 30.0, b 40.0" in notes
+    assert "ruler_task_thresholds" not in notes
+    ini = " | ".join(table_notes(Report.of_results(items, threshold=50.0, task_thresholds={"b": 75.0}, model="m", backend="b",
+                                                    tokenizer="t", haystack_corpus="h"), "native"))
+    assert "per-task pass marks (ini ruler_task_thresholds): b 75" in ini  # an ini mark keeps its label

@@ -111,3 +111,13 @@ def test_cache_hits_count_only_when_both_calls_hit():
     answers = iter([([Completion("<think>a</think>", 1, 3, "stop")], [True]), ([Completion(" 4", 1, 1, "stop")], [False])])
     _, hits = complete(lambda reqs, label: next(answers), [_req()], "x", ThinkingSettings(budget=10), encode, len)
     assert hits == [False]
+
+
+def test_both_calls_keep_the_requests_affinity():
+    """An engine over several endpoints sends one affinity group to one endpoint: the thinking
+    call and the answer call of a sample share their prompt's opening, so they go together."""
+    for r in (_req(), GenerationRequest("Q?", tuple(encode("Q?")), 8)):  # with and without an answer prefix
+        r = GenerationRequest(r.prompt, r.prompt_ids, r.max_tokens, answer_prefix=r.answer_prefix, affinity="niah/4096/0")
+        t = think_request(r, 100, encode)
+        a = answer_request(r, t, Completion("<think>so</think> 42", 3, 9, "stop"), Markers(), encode)
+        assert t.affinity == a.affinity == "niah/4096/0"

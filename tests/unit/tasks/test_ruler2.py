@@ -183,3 +183,63 @@ def test_missing_and_bad_data_are_named(tokenizer, tmp_path):
     with pytest.raises(RulerDataError, match="row 1 has 3 fields") as info:
         load_mmlu(tmp_path)
     assert info.value.parameter == "--ruler-mmlu"
+
+
+class _TinyHotpot:
+    """A stand-in data context: a three-paragraph train haystack, one dev question."""
+
+    def __init__(self, tokenizer, docs, supporting, distractors=()):
+        from types import SimpleNamespace
+
+        self.tokenizer, self.hotpotqa_train = tokenizer, "tiny-train.json"
+        self._docs = SimpleNamespace(docs=tuple(docs), label="tiny")
+        self._needle = SimpleNamespace(supporting=tuple(supporting), distractors=tuple(distractors), question="Q?", answer="A")
+
+    def hotpot_haystack(self):
+        return self._docs
+
+    def hotpot_needles(self):
+        return [self._needle]
+
+
+def test_qa_haystack_draws_again_once_every_other_paragraph_is_drawn(tokenizer):
+    import random
+    import threading
+
+    from pytest_ruler.tasks.ruler2.qa import Ruler2QAFamily
+
+    family = Ruler2QAFamily()
+    ctx = _TinyHotpot(tokenizer, ("alpha para", "beta para", "gamma para"), supporting=("beta para",))
+    out = []
+    worker = threading.Thread(target=lambda: out.append(family.draft(family.validate({}), ctx, random.Random(0), 0).render(5)),
+                              daemon=True)
+    worker.start()
+    worker.join(120)  # it used to loop forever once both other paragraphs were drawn
+    assert not worker.is_alive() and out
+    rendered = out[0]
+    assert rendered.input.count("beta para") == 2  # the query text and its own document, never the haystack
+    assert rendered.input.count("alpha para") + rendered.input.count("gamma para") == 5
+
+
+def test_qa_haystack_of_only_the_questions_own_paragraphs_is_named(tokenizer):
+    import random
+
+    from pytest_ruler.tasks.ruler2.qa import Ruler2QAFamily
+
+    family = Ruler2QAFamily()
+    import threading
+
+    ctx = _TinyHotpot(tokenizer, ("beta para", "delta para"), supporting=("beta para",), distractors=("delta para",))
+    raised = []
+
+    def draft():
+        try:
+            family.draft(family.validate({}), ctx, random.Random(0), 0)
+        except RulerUsageError as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=draft, daemon=True)
+    worker.start()
+    worker.join(120)  # it used to loop forever: no paragraph to draw
+    assert not worker.is_alive() and raised
+    assert raised[0].parameter == "--ruler-hotpotqa-train" and "pytest-ruler download hotpotqa-train" in str(raised[0])
