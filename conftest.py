@@ -5,7 +5,10 @@ Markers (declared in pyproject.toml):
 - ``gpu``: needs a CUDA GPU; skipped, with the reason, where none is visible.
 - ``network``: needs network access; skipped unless ``--run-network`` is given
   (never in CI: the suite runs offline).
-- ``slow``: more than a few seconds; runs by default, ``-m "not slow"`` leaves it out.
+- ``slow``: the slow tier: over about 30 s on 2 quiet CPU cores (real models at several lengths,
+  engine and server start-ups, data-parallel vLLM); skipped, with the reason, unless
+  ``--run-slow`` is given, so ``python -m pytest`` stays under 15 minutes on such a machine.
+  ``python -m pytest --run-slow -m slow`` runs the slow tier alone; CI runs both.
 """
 
 import os
@@ -25,6 +28,8 @@ pytest_plugins = ["pytester"]
 
 def pytest_addoption(parser):
     parser.addoption("--run-network", action="store_true", default=False, help="run the tests marked network (they reach the internet)")
+    parser.addoption("--run-slow", action="store_true", default=False, help="run the tests marked slow (the slow tier: real models at "
+                     "several lengths, engine start-ups; CI runs them)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -32,8 +37,11 @@ def pytest_collection_modifyitems(config, items):
 
     no_gpu = None if gpu_visible() else pytest.mark.skip(reason="needs a CUDA GPU (marker gpu): none is visible here")
     offline = None if config.getoption("--run-network") else pytest.mark.skip(reason="needs network access (marker network): pass --run-network")
+    slow = None if config.getoption("--run-slow") else pytest.mark.skip(reason="slow tier (marker slow): pass --run-slow (CI does)")
     for item in items:
         if no_gpu is not None and item.get_closest_marker("gpu"):
             item.add_marker(no_gpu)
         if offline is not None and item.get_closest_marker("network"):
             item.add_marker(offline)
+        if slow is not None and item.get_closest_marker("slow"):
+            item.add_marker(slow)
