@@ -22,8 +22,12 @@ default None: unknown) and ``context_length(config, reported)`` (the one resolve
 inside a batch), ``identity()``, ``generate()`` and ``close()`` (default: nothing to free).
 :class:`Engine` is the same contract as a protocol, for type checks of any engine object.
 
-Public names: ``GenerationRequest``, ``Completion``, ``Engine``, ``EngineBase``,
-``EngineConfig``, ``ResultCallback``, ``check_context``, ``over_length``.
+A completion that folds several engine calls (``--ruler-think-budget``: a thinking call and an
+answer call) lists them in ``Completion.calls`` (``EndpointCall`` each, with the endpoint that
+answered it); ``endpoint_calls(c)`` gives a completion's calls either way.
+
+Public names: ``GenerationRequest``, ``Completion``, ``EndpointCall``, ``Engine``, ``EngineBase``,
+``EngineConfig``, ``ResultCallback``, ``check_context``, ``endpoint_calls``, ``over_length``.
 """
 
 from __future__ import annotations
@@ -39,12 +43,14 @@ if TYPE_CHECKING:  # the tokenizer's type only: importing this module loads no t
 
 __all__ = [
     "Completion",
+    "EndpointCall",
     "Engine",
     "EngineBase",
     "EngineConfig",
     "GenerationRequest",
     "ResultCallback",
     "check_context",
+    "endpoint_calls",
     "over_length",
 ]
 
@@ -99,6 +105,9 @@ class Completion:
     # query) and those that failed it first (the endpoint went down, the request moved)
     endpoint: str | None = None
     moved_from: tuple[str, ...] = ()
+    # the engine calls this completion folds, each with its own endpoint (a think budget's thinking
+    # call and answer call; those answered from the cache left out); None: it is one call, itself
+    calls: tuple["EndpointCall", ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -106,6 +115,25 @@ class Completion:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class EndpointCall:
+    """One engine call of a completion that folds several (``Completion.calls``): what
+    ``results.endpoints.tally`` counts of it."""
+
+    endpoint: str | None
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    cached_tokens: int | None = None
+    moved_from: tuple[str, ...] = ()
+
+
+def endpoint_calls(c: Completion) -> tuple[EndpointCall, ...]:
+    """The engine calls of ``c`` for the per-endpoint counts: ``c.calls``, or ``c`` itself as one call."""
+    if c.calls is not None:
+        return c.calls
+    return (EndpointCall(c.endpoint, c.seconds, c.prompt_tokens, c.cached_tokens, tuple(c.moved_from)),)
 
 
 ResultCallback = Callable[[int, Completion], None]

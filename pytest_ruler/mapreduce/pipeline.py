@@ -13,6 +13,8 @@ Data flow (one ``MapReducer.run(documents)`` call)::
       ──reduce: model strategies ask the task's question over the records with the
          task's own answer prefix; mechanical strategies combine in code──► prediction
     Outcome(prediction, calls=[CallRecord per engine call], chunks, rounds, malformed, notes)
+    (each CallRecord's ``served``: the endpoints that answered it and those that failed it first,
+    for the item's per-endpoint counts; the pipeline sees completions only, never answers)
 
 ``complete(requests, label)`` is the session's cached completion function
 (``RulerSession.complete``), so map calls are cached per chunk and an
@@ -40,7 +42,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..engines.base import Completion, GenerationRequest
+from ..engines.base import Completion, EndpointCall, GenerationRequest, endpoint_calls
 from ..errors import RulerUsageError
 from ..options import spec_default
 from .chunking import Chunk, chunk_text
@@ -133,9 +135,14 @@ class CallRecord:
     output: str = ""
     outcome: str | None = None  # a thinking model's (engines.thinking.OUTCOMES), as for a native sample
     thinking_tokens: int = 0
+    # the engine calls that answered it, each with its endpoint (engines.base.endpoint_calls; none
+    # from the cache): the item's per-endpoint counts (results.endpoints.tally), not in to_dict
+    served: tuple[EndpointCall, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        del d["served"]
+        return d
 
 
 def _new_tally() -> dict[str, int]:
@@ -270,7 +277,7 @@ class MapReducer:
             doc=doc_i, stage=stage, round=rnd, parts=parts, prompt_tokens=req.prompt_tokens,
             completion_tokens=c.completion_tokens, finish_reason=c.finish_reason, seconds=round(c.seconds, 3),
             cached=hit, output=c.text if c.ok else f"<{c.finish_reason}: {c.error}>",
-            outcome=c.outcome, thinking_tokens=c.thinking_tokens,
+            outcome=c.outcome, thinking_tokens=c.thinking_tokens, served=() if hit else endpoint_calls(c),
         )
 
     def _parse(self, doc: Document, call: CallRecord, c: Completion, source: str, chunk: str | None) -> Record:

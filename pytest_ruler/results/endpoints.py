@@ -5,9 +5,11 @@ more than once; one endpoint counts too) marks each completion with ``endpoint``
 that answered, without credentials or query) and ``moved_from`` (the endpoints that failed
 it first). Data flow::
 
-    runner.NativeWork.receive ──tally(into, completion)──► ItemResult.endpoints
+    runner.NativeWork.receive, runner.run_mapreduce (CallRecord.served) ──tally(into, completion)──►
+        ItemResult.endpoints
         {url: {"requests", "seconds", "prompt_tokens", "cached_tokens"?, "moved_off"}}
-        (engine answers only: a cache hit was answered by no endpoint; ``cached_tokens``
+        (engine calls only, each on its own endpoint — a think budget's thinking and answer
+        calls both, ``Completion.calls``; a cache hit was answered by no endpoint; ``cached_tokens``
         only where the server reports its prefix cache; ``moved_off``: requests that left
         this endpoint because it went down)
     Report ──endpoint_total(items)──► the report's top-level ``endpoints``: the same per URL,
@@ -28,18 +30,25 @@ __all__ = ["endpoint_lines", "endpoint_total", "failover_notes", "tally"]
 
 
 def tally(into: dict[str, dict[str, Any]], completion: Any) -> None:
-    """Count one engine answer into an item's per-endpoint record ``into``."""
-    for url in getattr(completion, "moved_from", ()) or ():
+    """Count one engine answer into an item's per-endpoint record ``into``: each engine call it
+    folds (``Completion.calls``: a think budget's thinking and answer calls) on its own endpoint."""
+    calls = getattr(completion, "calls", None)
+    for call in (completion,) if calls is None else calls:
+        _count(into, call)
+
+
+def _count(into: dict[str, dict[str, Any]], call: Any) -> None:
+    for url in getattr(call, "moved_from", ()) or ():
         into.setdefault(url, _empty())["moved_off"] += 1
-    url = getattr(completion, "endpoint", None)
+    url = getattr(call, "endpoint", None)
     if not url:
         return
     rec = into.setdefault(url, _empty())
     rec["requests"] += 1
-    rec["seconds"] = round(rec["seconds"] + float(completion.seconds or 0.0), 3)
-    rec["prompt_tokens"] += int(completion.prompt_tokens or 0)
-    if completion.cached_tokens is not None:
-        rec["cached_tokens"] = rec.get("cached_tokens", 0) + int(completion.cached_tokens)
+    rec["seconds"] = round(rec["seconds"] + float(call.seconds or 0.0), 3)
+    rec["prompt_tokens"] += int(call.prompt_tokens or 0)
+    if call.cached_tokens is not None:
+        rec["cached_tokens"] = rec.get("cached_tokens", 0) + int(call.cached_tokens)
 
 
 def _empty() -> dict[str, Any]:

@@ -15,7 +15,8 @@ the task's ``tokens_to_generate``, so at most N + tokens_to_generate are generat
              ──► answer calls: the same prompt + the thinking + end marker + the answer prefix,
                  max_tokens = the task's (a model that did not think: the original request)
              ──► Completion: the answer call's text, the outcome of both (a cut thinking stays
-                 ``thinking_truncated`` whatever the forced answer scores), tokens of both calls
+                 ``thinking_truncated`` whatever the forced answer scores), tokens of both calls,
+                 ``calls``: both calls' endpoints (not cached ones), ``moved_from``: of both
 
 This places the answer prefix after the thinking on every engine, whether or not a server parses
 the reasoning; each call is cached on its own, so a rerun makes no call. The answer call's ids are
@@ -31,7 +32,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..engines.base import Completion, GenerationRequest
+from ..engines.base import Completion, GenerationRequest, endpoint_calls
 from ..engines.thinking import Markers, Split, opens_thinking, split
 
 __all__ = ["ThinkingSettings", "answer_request", "complete", "finish", "think_request"]
@@ -103,6 +104,14 @@ def _forced(first: Split, c1: Completion, c2: Completion, markers: Markers, coun
     )
 
 
+def _both_calls(c: Completion, *calls: tuple[Completion, bool]) -> Completion:
+    """``c`` with the engine calls it folds (``Completion.calls``, each on its own endpoint; those
+    answered from the cache left out) and the endpoints that failed any of them (``moved_from``)."""
+    done = [call for one, hit in calls if not hit for call in endpoint_calls(one)]
+    moved = tuple(dict.fromkeys(url for one, _ in calls for url in one.moved_from))
+    return dataclasses.replace(c, calls=tuple(done), moved_from=moved)
+
+
 def complete(raw: Raw, requests: Sequence[GenerationRequest], label: str, settings: ThinkingSettings,
              encode: Callable[[str], list[int]], count: Callable[[str], int] | None = None) -> tuple[list[Completion], list[bool]]:
     """Completions for ``requests`` whose ``text`` is the answer (see the module docstring);
@@ -133,6 +142,7 @@ def complete(raw: Raw, requests: Sequence[GenerationRequest], label: str, settin
             continue
         c2, h2 = second_out[j], second_hits[j]
         j += 1
-        results.append(_forced(s, c1, c2, markers, count) if s.thought else finish(c2, r, markers, count))
+        both = _forced(s, c1, c2, markers, count) if s.thought else finish(c2, r, markers, count)
+        results.append(_both_calls(both, (c1, h1), (c2, h2)))
         hits.append(h1 and h2)
     return results, hits

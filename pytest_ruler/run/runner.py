@@ -23,7 +23,7 @@ A map-reduce twin::
 
     the native twin's samples (or generated) ──► mapreduce.document_for(sample, spec, the
         task's family) (context, question, answer prefix: nothing else) ──► MapReducer.run
-        ──► grade ──► item_result
+        ──► grade ──► item_result (``endpoints``: each call's, CallRecord.served, tallied)
 
 Thinking models: ``session.complete`` gives each answer after its thinking (``run.reasoning``);
 ``results.budgets.item_thinking`` counts each sample's outcome (each map, collapse and reduce call's,
@@ -367,6 +367,9 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
         stages[c["stage"]] = stages.get(c["stage"], 0) + 1
     failed = [c for c in calls if c["finish_reason"] == "error"]
     by_index = {r.index: s for r, s in zip(refs, scores)}  # map, collapse and reduce calls count under their sample's score
+    endpoints: dict = {}  # per endpoint that answered a map, collapse or reduce call (as a native item's)
+    for served in (e for o in outcomes for c in o.calls for e in c.served):
+        tally(endpoints, served)
     call_outcomes = [SimpleNamespace(outcome=c.get("outcome"), completion_tokens=c["completion_tokens"],
                                      thinking_tokens=c.get("thinking_tokens", 0)) for c in calls]
     return item_result(
@@ -393,4 +396,5 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
             "compliance": compliance_total(outcomes),  # the structured protocol, per stage
             "config": mr_config.to_dict(),
         },
+        endpoints=endpoints,
     )

@@ -42,7 +42,18 @@ class Counting:
         time.sleep(self.delay)
         with self.lock:
             self.active -= 1
-        return 200, completion(oracle_answer(call.prompt))
+        return 200, completion(self.answer(call.prompt))
+
+    def answer(self, prompt):
+        return oracle_answer(prompt)
+
+
+class Thinking(Counting):
+    """The same, as a thinking stand-in (not a model): a prompt without an end marker gets a thought,
+    the answer call (the thought and RULER's answer prefix appended) the oracle's answer."""
+
+    def answer(self, prompt):
+        return oracle_answer(prompt) if "</think>" in prompt else "<think>the needle is in the text</think>"
 
 
 def _args(*servers, extra=()):
@@ -85,6 +96,25 @@ def test_an_endpoint_killed_mid_run_costs_no_prediction_and_the_report_names_it(
     assert counts[a.base_url]["requests"] == 12 - b.killed_at  # the rest, the moved ones included
     out = result.stdout.str()
     assert f"endpoint {b.base_url} failed mid-run" in out and "moved to " + a.base_url in out, out
+    assert any(w.startswith(f"endpoint {b.base_url} failed mid-run") for w in data["warnings"]), data["warnings"]
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_a_think_budget_counts_both_calls_and_a_failover_on_a_thinking_call_is_named(pytester, xdist):
+    """--ruler-think-budget: two calls a sample, both counted; b dies on the first request it gets,
+    a thinking call (least loaded placement, so b gets one), and the report still names the failover."""
+    ha, hb = Thinking(delay=0.02), Thinking(delay=0.02, die_at=1)
+    with StubServer(ha) as a, StubServer(hb) as b:
+        hb.server = b
+        result = run(pytester, *_args(a, b, extra=("--ruler-max-concurrency=2", "--ruler-think-budget=64",
+                                                    "--ruler-engine-option=affinity=false")), *xdist)
+    result.assert_outcomes(passed=4)
+    data = report(pytester)
+    assert all(it["score"] == 100.0 and it["error"] is None for it in data["items"])
+    counts = data["endpoints"]
+    assert hb.served >= 1 and b.killed_at == 0  # it answered nothing: its one request was a thinking call
+    assert sum(r["requests"] for r in counts.values()) == 24 == counts[a.base_url]["requests"]  # 12 samples, two calls each
+    assert counts[b.base_url]["moved_off"] >= 1
     assert any(w.startswith(f"endpoint {b.base_url} failed mid-run") for w in data["warnings"]), data["warnings"]
 
 

@@ -4,8 +4,12 @@ for the cache and engine (named as such)."""
 
 from __future__ import annotations
 
+import dataclasses
+from types import SimpleNamespace
+
 from pytest_ruler.engines.base import Completion, GenerationRequest
 from pytest_ruler.engines.thinking import Markers
+from pytest_ruler.results.endpoints import endpoint_total, tally
 from pytest_ruler.run.reasoning import ThinkingSettings, answer_request, complete, think_request
 
 PREFIX = " Answer:"
@@ -121,3 +125,47 @@ def test_both_calls_keep_the_requests_affinity():
         t = think_request(r, 100, encode)
         a = answer_request(r, t, Completion("<think>so</think> 42", 3, 9, "stop"), Markers(), encode)
         assert t.affinity == a.affinity == "niah/4096/0"
+
+
+A, B = "http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"
+
+
+def _on(endpoint, moved=(), seconds=0.5):
+    """The fake model's answers as a pool over two endpoints would mark them (a stand-in, no server)."""
+    def answer(r):
+        c = _thinker(5)(r)
+        return dataclasses.replace(c, endpoint=endpoint(r), moved_from=moved(r), seconds=seconds, cached_tokens=2)
+    return answer
+
+
+def test_both_calls_count_on_their_endpoints_and_a_failed_thinking_call_is_a_failover():
+    """--ruler-think-budget makes two calls a sample: each counts on the endpoint that answered it,
+    and an endpoint that failed the thinking call reaches the item's counts (the report's failover)."""
+    thinking = lambda r: "</think>" not in r.prompt  # noqa: E731
+    raw = FakeRaw(_on(lambda r: A if thinking(r) else B, lambda r: (B,) if thinking(r) else ()))
+    [c], hits = complete(raw, [_req()], "x", ThinkingSettings(budget=64), encode, len)
+    assert c.text == " 42" and hits == [False] and c.moved_from == (B,)
+    counts = {}
+    tally(counts, c)
+    assert counts[A] == {"requests": 1, "seconds": 0.5, "prompt_tokens": len("Q? "), "cached_tokens": 2, "moved_off": 0}
+    assert counts[B]["requests"] == 1 and counts[B]["moved_off"] == 1
+    assert counts[B]["prompt_tokens"] == raw.calls[1][0].prompt_tokens
+    assert endpoint_total([SimpleNamespace(endpoints=counts)])[B]["moved_off"] == 1
+
+
+def test_a_model_that_did_not_think_still_counts_its_thinking_call():
+    def answer(r):
+        return Completion(" 42", r.prompt_tokens, 3, "stop", 0.25, endpoint=A if r.max_tokens == 64 else B)
+    [c], _ = complete(FakeRaw(answer), [_req()], "x", ThinkingSettings(budget=64), encode, len)
+    counts = {}
+    tally(counts, c)
+    assert {url: rec["requests"] for url, rec in counts.items()} == {A: 1, B: 1}
+
+
+def test_a_call_from_the_cache_counts_on_no_endpoint():
+    answers = iter([([Completion("<think>a</think>", 1, 3, "stop", endpoint=A)], [True]),
+                    ([Completion(" 4", 1, 1, "stop", endpoint=B, moved_from=(A,))], [False])])
+    [c], _ = complete(lambda reqs, label: next(answers), [_req()], "x", ThinkingSettings(budget=10), encode, len)
+    counts = {}
+    tally(counts, c)
+    assert counts[B]["requests"] == 1 and counts[A] == {"requests": 0, "seconds": 0.0, "prompt_tokens": 0, "moved_off": 1}
