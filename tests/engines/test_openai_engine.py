@@ -16,35 +16,18 @@ answers each test scripts (retries, 404 fallback, API key, over-length).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import logging
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from pytest_ruler.engines.base import EngineConfig, GenerationRequest
 from pytest_ruler.errors import RulerUsageError
 
-_SERVERS = Path(__file__).resolve().parent.parent / "servers"
-
-
-def _load(name: str):
-    """Import a helper from tests/servers whatever pytest's import mode."""
-    full = f"_ruler_test_servers_{name}"
-    if full not in sys.modules:
-        spec = importlib.util.spec_from_file_location(full, _SERVERS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[full] = module
-        spec.loader.exec_module(module)
-    return sys.modules[full]
-
-
-stub = _load("stub_openai")
-launcher = _load("llama_cpp_server")
-vllm_launcher = _load("vllm_server")
+from ..servers import llama_cpp_server as launcher
+from ..servers import stub_openai as stub
+from ..servers import vllm_server as vllm_launcher
 
 SECRET = "sk-ruler-TEST-8f3b2c1d9e"
 

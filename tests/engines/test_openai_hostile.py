@@ -10,31 +10,15 @@ not a model.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from email.utils import formatdate
-from pathlib import Path
 
 import pytest
 
 from pytest_ruler.engines.base import EngineConfig, GenerationRequest
 from pytest_ruler.errors import RulerUsageError
 
-_SERVERS = Path(__file__).resolve().parent.parent / "servers"
-
-
-def _load(name: str):
-    full = f"_ruler_test_servers_{name}"
-    if full not in sys.modules:
-        spec = importlib.util.spec_from_file_location(full, _SERVERS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[full] = module
-        spec.loader.exec_module(module)
-    return sys.modules[full]
-
-
-stub = _load("stub_openai")
+from ..servers import stub_openai as stub
 
 SECRET = "sk-ruler-HOSTILE-5e1f0a7c3b"
 

@@ -4,9 +4,6 @@ split (``engines.thinking``): the same answer from each. The server is the scrip
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,20 +11,7 @@ from pytest_ruler.engines.base import Completion, EngineConfig, GenerationReques
 from pytest_ruler.engines.thinking import split
 from pytest_ruler.run.reasoning import ThinkingSettings, complete
 
-_SERVERS = Path(__file__).resolve().parent.parent / "servers"
-
-
-def _load(name: str):
-    full = f"_ruler_test_servers_{name}"
-    if full not in sys.modules:
-        spec = importlib.util.spec_from_file_location(full, _SERVERS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[full] = module
-        spec.loader.exec_module(module)
-    return sys.modules[full]
-
-
-stub = _load("stub_openai")
+from ..servers import stub_openai as stub
 REASONING, ANSWER = "The key alpha is in the third paragraph: 1234567.", " 1234567."
 
 
