@@ -219,14 +219,12 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
         baseline = load_baseline(ns.baseline, "--baseline")
     verdict = gate(report, required=required, mapreduce_required=mr_required, baseline=baseline, baseline_path=ns.baseline,
                    alpha=flags["baseline_alpha"], test=flags["baseline_test"], confidence=flags["gate_confidence"])
-    for text, _ in verdict.lines():  # one line per verdict, holding its reason (as the plugin prints it)
-        print(text)
     from .report.github import github_output  # on GitHub, as the plugin: the step summary and annotations
 
-    github_output(report.with_fields(**verdict.fields), verdict.lines(), say=print)
-    if verdict.passed is None:
-        return 2
-    return 0 if verdict.passed else 1
+    github_output(report.with_fields(**verdict.fields, verdict=verdict.to_dict()), verdict.lines(), say=print)
+    for text, _ in verdict.lines():  # one line per gate, the baseline's, then `ruler verdict: ...` last (as the plugin)
+        print(text)
+    return verdict.exit_status
 
 
 def _cmd_compare(ns: argparse.Namespace) -> int:

@@ -344,6 +344,13 @@ class RulerConfig:
     required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")
     shard: Any = spec_default("shard")  # a shard.Shard: --ruler-shard=i/N (None: every item)
 
+    @property
+    def gated(self) -> bool:
+        """A gate, a baseline or a relative mark decides the run (results.verdict): the exit code is
+        the verdict's, and the suite's items are measurements that serve it (plugin.items)."""
+        return (self.required_effective_length is not None or self.required_mapreduce_effective_length is not None
+                or self.baseline is not None or not isinstance(self.threshold, (int, float)))
+
     def threshold_for(self, task: str) -> float:
         """An item's mark at run time. Under rel:F the mark needs the base score, known only at the
         run's end (results.relative): items pass at run time on a score above 0, then are re-judged."""

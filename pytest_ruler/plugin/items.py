@@ -9,6 +9,15 @@ has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
 samples by chunked inference (``-k mapreduce`` selects the twins). Items are ordered length-major, so an
 xdist worker's consecutive items share a prompt length.
 
+What an item's outcome means: without a gate, a baseline or a relative mark, an item asserts
+its mark (it fails below it). With one (``RulerConfig.gated``) the exit code is the run's verdict
+(results.verdict) and items are its measurements: an item below its mark is xfailed with its
+score and mark as the reason (pytest's word for "falls short, and that alone fails nothing"; JUnit
+keeps the reason), so a length above the required one never turns pytest's last line red while
+the verdict passes; an errored item still fails (it fails the verdict too). ``-x`` stops at an
+error, not at a measurement; ``--lf`` reruns errored items (and, after a failed verdict, the
+selection: plugin.verdict_report).
+
 Public names: ``RulerItem``, ``RulerSuite``, ``make_items``, ``parse_item_name``,
 ``record_result`` (and, from :mod:`.keys`, ``SESSION_KEY`` and ``RESULT_ATTR``).
 """
@@ -53,6 +62,12 @@ def parse_item_name(nodeid: str) -> tuple[str, int, int, str] | None:
     if m is None or not nodeid.startswith(f"{SUITE_NAME}::"):
         return None
     return m["task"], int(m["length"]), int(m["seed"]), "mapreduce" if m["mapreduce"] else "native"
+
+
+def measured(result: ItemResult) -> str:
+    """Why an item below its mark is xfailed when a gate, a baseline or a relative mark decides the run."""
+    return (f"scored {result.score:.1f} <= its mark {result.threshold:.1f}: measured for the run's verdict, "
+            "which decides (see `ruler verdict:`)")
 
 
 class RulerItemFailure(Exception):
@@ -101,6 +116,8 @@ class RulerItem(pytest.Item):
         if result.error is not None:
             self.user_properties.append(("ruler_error", result.error))
         if not result.passed:
+            if result.error is None and session.config.gated:  # a measurement for the verdict, not a gate of its own
+                pytest.xfail(measured(result))
             raise RulerItemFailure(result)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:

@@ -9,9 +9,10 @@ active. Its hooks hand off to the core:
     each test report ──RunRecord.finished_item / skipped_item / failed_item──► the run's record
         (run.outcome; from test reports, so the controller of an xdist run sees all workers'
         results the way a single process does; the estimate and ETA lines: run.eta)
-    pytest_sessionfinish ──RunRecord.finish(reporters=, summary_hook=)──► Outcome (report, verdict,
+    pytest_sessionfinish ──RunRecord.finish(reporters=, summary_hook=, dry_run=)──► Outcome (report, verdict,
         exit status); the reporters (report.reporters: json, markdown, plots, github, and those a
-        ``pytest_ruler_add_reporters`` hook adds) write the outputs
+        ``pytest_ruler_add_reporters`` hook adds) write the outputs; the verdict becomes a
+        ``ruler::verdict`` test report and JUnit suite properties (plugin.verdict_report)
     pytest_terminal_summary ──Outcome.lines()──► the terminal (report.lines)
     output_lost(session, what, exc): an output written after ours failed (plugin.run_end) ──► Outcome.add_error
 
@@ -110,6 +111,8 @@ class RulerPlugin:
         self.run = RunRecord(self.rs, parse_item_name, controller=not self.is_worker)
         self.outcome: Any = None  # run.outcome.Outcome, on the controller after pytest_sessionfinish
         self.plan: Plan | None = None  # the order this process runs its items in (after collection)
+        self.failed_tests = 0  # failed test reports (setup, call or teardown), suite items included
+        self.other_failures = 0  # of those, tests that are not the suite's items (the user's own)
 
     @property
     def rs(self) -> RulerSession:
@@ -172,6 +175,11 @@ class RulerPlugin:
             tr.write_line(escaped(scrub(line)))
 
     def pytest_runtest_logreport(self, report: Any) -> None:
+        if getattr(report, "ruler_verdict", None) is not None:  # the verdict's own report (plugin.verdict_report)
+            return
+        if report.failed:
+            self.failed_tests += 1
+            self.other_failures += parse_item_name(report.nodeid) is None
         data = getattr(report, "ruler", None)
         if data and report.when == "call":
             self.run.finished_item(report.nodeid, [ItemResult.from_dict(d) for d in data])
@@ -186,12 +194,40 @@ class RulerPlugin:
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.run.interrupted = True
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: Any, config: Any) -> Any:
+        from .verdict_report import teststatus
+
+        return teststatus(report)
+
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         if self.is_worker:
             return
+        dry_run = bool(self.config.getoption("collectonly", False))
         self.outcome = self.run.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, reporters=self._reporters(),
-                                       summary_hook=self._summary_hook, rootpath=self.config.rootpath, say=self._say)
-        session.exitstatus = self.outcome.exit_status(session.exitstatus)
+                                       summary_hook=self._summary_hook, rootpath=self.config.rootpath, say=self._say,
+                                       dry_run=dry_run)
+        if not dry_run:
+            self._verdict_to_pytest()
+        session.exitstatus = self.outcome.exit_status(session.exitstatus, bool(self.other_failures))
+
+    def _verdict_to_pytest(self) -> None:
+        """The verdict in pytest's own terms (plugin.verdict_report): a ``ruler::verdict`` test report
+        when the verdict decides the run (a gate, a baseline, a relative mark) or fails for a reason
+        no test shows; the JUnit test suite's properties always."""
+        from .verdict_report import deliver, junit_properties, verdict_report
+
+        verdict = self.outcome.verdict
+        if verdict.gated or (self.outcome.failed and not self.failed_tests):
+            deliver(self.config, verdict_report(verdict, self.config.rootpath))
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover - junitxml is a built-in plugin
+            return
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            for name, value in junit_properties(verdict, self.outcome.report):
+                xml.add_global_property(name, value)
 
     def output_lost(self, session: Any, what: str, exc: BaseException) -> bool:
         """An output written after ours failed (plugin.run_end.OutputErrors: the JUnit XML on a full
@@ -201,7 +237,7 @@ class RulerPlugin:
         if self.is_worker or self.outcome is None:
             return False
         self.outcome.add_error(f"{what}: {one_line(exc)}")
-        session.exitstatus = self.outcome.exit_status(session.exitstatus)
+        session.exitstatus = self.outcome.exit_status(session.exitstatus, bool(self.other_failures))
         return True
 
     def _summary_hook(self, report: dict) -> Any:

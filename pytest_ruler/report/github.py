@@ -109,6 +109,12 @@ def _failing_cells(report: Report) -> list[tuple[str, str]]:
     return out
 
 
+def _title(text: str) -> str:
+    if text.startswith("ruler verdict:"):
+        return "RULER verdict"
+    return "RULER baseline" if text.startswith("baseline") else "RULER gate"
+
+
 def _capped(kind: str, entries: Sequence[tuple[str, str]], limit: int, what: str) -> list[str]:
     """At most ``limit`` commands; when there are more, the last says how many were left out."""
     shown = entries if len(entries) <= limit else entries[: max(limit - 1, 0)]
@@ -124,9 +130,9 @@ def annotations(report: Report | Mapping[str, Any], verdict_lines: Sequence[tupl
     """The workflow commands for a run: ``::error`` per red verdict line and failing cell,
     ``::warning`` per undecided gate, incomplete run, run warning and end-of-run error."""
     report = as_report(report)
-    failed = [("RULER gate" if not text.startswith("baseline:") else "RULER baseline", text)
-              for text, colour in verdict_lines if colour == "red"]
-    warned = [("RULER gate", text) for text, colour in verdict_lines if colour == "yellow"]
+    failed = [(_title(text), text) for text, colour in verdict_lines if colour == "red"]
+    warned = [(_title(text), text) for text, colour in verdict_lines if colour == "yellow"]
+    failed.sort(key=lambda e: e[0] != "RULER verdict")  # the verdict first: it is the one a reader needs
     if not report.complete:
         state = "interrupted" if report.interrupted else "stopped"
         done, total = report.items_finished, report.items_expected
@@ -135,6 +141,9 @@ def annotations(report: Report | Mapping[str, Any], verdict_lines: Sequence[tupl
     warned += [("RULER warning", w) for w in report.warnings]
     warned += [("RULER error", e) for e in errors]
     cells = _failing_cells(report)
+    if (report.field("verdict") or {}).get("gated"):  # items are measurements: a cell below its mark fails nothing alone
+        warned += [(title, f"{message} (measured; the verdict decides)") for title, message in cells if not message.startswith("errored")]
+        cells = [(title, message) for title, message in cells if message.startswith("errored")]
     return (_capped("error", failed + cells, limit, "failures")
             + _capped("warning", warned, limit, "warnings"))
 

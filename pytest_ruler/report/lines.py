@@ -4,9 +4,10 @@
         the section, Table 3 per mode (its mode's table) with its notes and NOTATION, the errored
         items, an incomplete run (also one stopped before any item finished: no table, the partial
         mark and the verdict, as the JSON has them), both effective lengths and the rescue line (with map-reduce),
-        the model and threshold, the endpoints (several, or one that failed: results.endpoints), the verdict lines, failures, end-of-run errors, files written
+        the model and threshold, the endpoints (several, or one that failed: results.endpoints), the gate and
+        baseline lines, failures, end-of-run errors, files written, and last the verdict line
     Report ──rescue_line(report)──► "map-reduce passes where native fails (<grounding>): cells" | None
-    Verdict ──verdict_lines(verdict)──► its lines (the baseline's, then one per gate)
+    Verdict ──verdict_lines(verdict)──► its lines (one per gate, the baseline's, then ``ruler verdict: ...``)
 
 A pure function of the typed report (:mod:`pytest_ruler.results.report`) and the verdict
 (:class:`pytest_ruler.results.Verdict`): effective lengths are the modes' own values,
@@ -49,7 +50,8 @@ class Line(NamedTuple):
 
 
 def verdict_lines(verdict: Any) -> list[Line]:
-    """The verdict's lines (``Verdict.lines()``: the baseline's, then one per gate), a coloured one bold."""
+    """The verdict's lines (``Verdict.lines()``: one per gate, the baseline's, then ``ruler verdict: ...``),
+    a coloured one bold."""
     return [Line(text, colour, bool(colour)) for text, colour in (verdict.lines() if verdict is not None else [])]
 
 
@@ -84,15 +86,13 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
     items ran, ``written`` the files the run wrote."""
     stated = list(verdict.failures) if verdict is not None else []
     if not report.items:
-        out = []
+        out = [Line(SECTION, section=True)]
         if report.skipped:
-            out += [Line(SECTION, section=True),
-                    Line("no RULER item ran, so nothing was measured; " + skipped_notes(report)[0], "yellow", True)]
-        if report.complete or not report.items_expected:
-            return out + _failed(stated + list(failures)) + _errors(errors)
-        # stopped before any item finished: what the JSON says (partial, the gate undecided), not silence
-        out = out or [Line(SECTION, section=True), Line("no RULER item finished, so nothing was measured", "yellow", True)]
-        return out + [_incomplete(report)] + _end(verdict, stated, failures, errors, written)
+            out.append(Line("no RULER item ran, so nothing was measured; " + skipped_notes(report)[0], "yellow", True))
+        elif not report.complete and report.items_expected:
+            # stopped before any item finished: what the JSON says (partial, the gate undecided), not silence
+            out += [Line("no RULER item finished, so nothing was measured", "yellow", True), _incomplete(report)]
+        return out + _end(verdict, stated, failures, errors, written)
     out = [Line(SECTION, section=True)]
     modes = report.modes
     grounding = _grounding(report) if "mapreduce" in modes else ""
@@ -140,10 +140,12 @@ def _incomplete(report: Report) -> Line:
 
 
 def _end(verdict: Any, stated: Sequence[str], failures: Sequence[str], errors: Sequence[str], written: Sequence[str | Path]) -> list[Line]:
-    """The verdict lines, the failures no verdict line states, the end-of-run errors, the files written."""
-    out = verdict_lines(verdict)
-    out += _failed(f for f in failures if f not in stated)  # a pytest_ruler_summary hook's own failure
+    """The gate and baseline lines, a summary hook's failures, the end-of-run errors, the files
+    written, and last the verdict line (``ruler verdict: ...``)."""
+    shown = verdict_lines(verdict)
+    out, last = shown[:-1], shown[-1:]
+    out += _failed(failures)  # a pytest_ruler_summary hook's own failure (the verdict line names it too)
     out += _errors(errors)
     if written:  # what the run wrote, so a user (or CI) knows where to look
         out.append(Line("wrote: " + ", ".join(str(p) for p in written)))
-    return out
+    return out + last

@@ -1,10 +1,12 @@
-"""The release gate, in the core: a saved report in, a verdict with its reasons out.
+"""The release gate, in the core: a saved report in, the verdict (``results.verdict``) out.
 
     Report (or its dict) ──gate(report, required=, mapreduce_required=, baseline=, confidence=)──► Verdict
-        passed: True | False | None (not decided: the run was interrupted)
-        failures: one line per reason the run fails
+        status: passed | failed | not decided; reasons: each judged part (a gate, each significant
+        drop against the baseline, errored items, an incomplete run, a shard; without a gate or a
+        baseline, the items below their marks), naming its cells
         fields: the report's "gate", "mapreduce_gate" and "baseline" entries
-        lines(): what the terminal and ``pytest-ruler gate`` print
+        lines(): what the terminal and ``pytest-ruler gate`` print: one line per gate, the
+        baseline's changed cells, then ``ruler verdict: ...`` (``gate_lines`` makes the first ones)
 
 The plugin and ``pytest-ruler gate REPORT.json`` call this same function, so a team
 can gate on a report produced elsewhere (a GPU box, a nightly run) and get the
@@ -24,56 +26,53 @@ report's per-sample scores). The gate's entry then carries ``confidence`` and
 ``effective_length_bound``, and its reason says that the bound was compared. A report
 without per-sample scores (an older version) fails such a gate: no bound is established.
 
-Public names: ``Verdict``, ``gate``.
+Public names: ``Verdict``, ``gate``, ``gate_lines``.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..lengths import format_length
 from ..shard import unmerged
+from .aggregate import passes
+from .relative import describe
 from .report import Report, as_report
+from .verdict import FAILED, NOT_DECIDED, NOTE, PASSED, Reason, Verdict, cell_label, count, name_cells
 
-__all__ = ["Verdict", "gate"]
+__all__ = ["Verdict", "gate", "gate_lines"]
 
 _GATES = (("native", "gate", "effective length"), ("mapreduce", "mapreduce_gate", "map-reduce effective length"))
 
 
-@dataclass
-class Verdict:
-    passed: bool | None
-    failures: list[str] = field(default_factory=list)
-    fields: dict[str, Any] = field(default_factory=dict)
-    baseline_lines: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[tuple[str, str]]:
-        """(text, colour) per line: the baseline's lines (its header once, then one line per
-        cell, a significant drop in red), then one line per required gate holding its whole
-        verdict: the lengths, and for a failure the threshold and what to do."""
-        out = [(line if line.startswith("baseline:") else f"baseline: {line}", "red" if line.endswith("significant drop") else "")
-               for line in self.baseline_lines]
-        for _, key, what in _GATES:
-            g = self.fields.get(key) or {}
-            if g.get("required_effective_length") is None:
-                continue
-            required = format_length(g["required_effective_length"])
-            got = format_length(g.get("effective_length"))
-            at = f" at threshold {g['threshold']}" if g.get("threshold") else ""
-            if g["passed"] is None:
-                out.append((f"gate NOT DECIDED: {g['reason']} (required {required})", "yellow"))
-            elif g["passed"] and g.get("confidence") is not None:  # gated on the bound: say so
-                bound = format_length(g.get("effective_length_bound"))
-                out.append((f"gate PASSED: {100 * g['confidence']:g}% lower confidence bound of the {what} {bound} "
-                            f"(point estimate {got}; required {required}){at}", "green"))
-            elif g["passed"]:
-                out.append((f"gate PASSED: {what} {got} (required {required}){at}", "green"))
-            elif f" < required {required}" in str(g["reason"]):  # a shortfall: "<what> <got> (required R) at threshold T ..."
-                out.append((f"gate FAILED: {str(g['reason']).replace(f' < required {required}', f' (required {required})', 1)}", "red"))
-            else:  # errors, no items, an unfinished run: the reason is the verdict
-                out.append((f"gate FAILED: {g['reason']} (required {required})", "red"))
-        return out
+def gate_lines(fields: Mapping[str, Any], baseline_lines: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(text, colour) per detail line above the verdict line: the baseline's lines (its header once,
+    then its cells, a significant drop in red), then one line per required gate holding its whole
+    result: the lengths, and for a failure the threshold and what to do."""
+    out = [(line if line.startswith("baseline") else f"baseline: {line}", "red" if "significant drop" in line else "")
+           for line in baseline_lines]
+    for _, key, what in _GATES:
+        g = fields.get(key) or {}
+        if g.get("required_effective_length") is None:
+            continue
+        required = format_length(g["required_effective_length"])
+        got = format_length(g.get("effective_length"))
+        at = f" at threshold {g['threshold']}" if g.get("threshold") else ""
+        if g["passed"] is None:
+            out.append((f"gate NOT DECIDED: {g['reason']} (required {required})", "yellow"))
+        elif g["passed"] and g.get("confidence") is not None:  # gated on the bound: say so
+            bound = format_length(g.get("effective_length_bound"))
+            out.append((f"gate PASSED: {100 * g['confidence']:g}% lower confidence bound of the {what} {bound} "
+                        f"(point estimate {got}; required {required}){at}", "green"))
+        elif g["passed"]:
+            out.append((f"gate PASSED: {what} {got} (required {required}){at}", "green"))
+        elif f" < required {required}" in str(g["reason"]):  # a shortfall: "<what> <got> (required R) at threshold T ..."
+            out.append((f"gate FAILED: {str(g['reason']).replace(f' < required {required}', f' (required {required})', 1)}", "red"))
+        else:  # errors, no items, an unfinished run: the reason is the result
+            out.append((f"gate FAILED: {g['reason']} (required {required})", "red"))
+    return out
 
 
 def _bound(report: Report, mode: str, confidence: float) -> tuple[int | None, bool]:
@@ -98,8 +97,6 @@ def _bound(report: Report, mode: str, confidence: float) -> tuple[int | None, bo
 
 def _mark(report: Report) -> str:
     """The report's mark as a gate line says it: the score, or ``rel:F of <base> at <L> = <mark>``."""
-    from .relative import describe
-
     return describe(report.field("relative_threshold")) or f"{report.threshold}"
 
 
@@ -124,8 +121,6 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
     summary = m.summary or {}
     effective = summary.get("effective_length")
     g: dict[str, Any] = {"required_effective_length": required, "passed": False, "effective_length": effective, "reason": None}
-    from .relative import describe
-
     if describe(report.field("relative_threshold")):
         g["threshold"] = describe(report.field("relative_threshold"))  # a relative mark: every gate line says it
     if not report.complete:
@@ -163,53 +158,159 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
 
 def gate(report: Any, *, required: int | None = None, mapreduce_required: int | None = None,
          baseline: Any = None, baseline_path: str | None = None,
-         alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None) -> Verdict:
+         alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None,
+         identity_notes: Sequence[str] = ()) -> Verdict:
     """The verdict on a report (see the module docstring): a ``Report`` or a report dict
     (``results.report.as_report``); its summary is the one computed from its items.
     ``baseline`` is an earlier report (see :func:`pytest_ruler.results.baseline.load_baseline`);
     its cells are compared with this report's items that did not error (paired where they
     share questions). ``confidence`` (e.g. 0.95) gates on the effective length's lower
-    confidence bound."""
+    confidence bound. With no gate and no baseline, every item's own mark decides (under
+    ``rel:F``, the marks resolved on the report's items). ``identity_notes``: how the baseline's
+    engine differs from this run's (``results.identity``), said in the verdict, never failing it."""
     report = as_report(report)
+    relative = describe(report.field("relative_threshold"))
+    asked = required is not None or mapreduce_required is not None or baseline is not None
+    gated = asked or bool(relative)
+    reasons: list[Reason] = []
+    errored = sorted((r for r in report.items if r.error is not None), key=_order)
+    if errored:  # never undone by the rest of the run: an errored item is a failing item
+        cells = _cells(errored)
+        reasons.append(Reason("errors", FAILED, f"{count(len(errored), 'item')} errored ({name_cells(cells)}): "
+                                                "no verdict rests on missing evidence", cells, final=True))
     partial = unmerged(report.fields)
     if partial is not None:  # a shard, a partial merge: no verdict on part of a run
-        return _not_whole(report, partial, required, mapreduce_required, baseline, baseline_path, alpha, test)
-    verdict = Verdict(passed=True)
+        return _not_whole(report, partial, required, mapreduce_required, baseline, baseline_path, alpha, test, gated, reasons)
+    fields: dict[str, Any] = {}
+    incomplete = not report.complete
     for (mode, key, what), need in zip(_GATES, (required, mapreduce_required)):
         if need is None:
             continue
         g = _one_gate(report, mode, what, need, confidence)
-        verdict.fields[key] = g
-        if g["passed"] is None:
-            verdict.passed = None
-        elif not g["passed"]:
-            verdict.failures.append(g["reason"])
-    items = [r for r in report.items if r.error is None]  # an errored item has no score to compare
+        fields[key] = g
+        if incomplete or errored:
+            continue  # said once, below (incomplete) or above (errors)
+        if g["passed"]:
+            reasons.append(Reason(key, PASSED, _passed_text(g, what)))
+        else:
+            reasons.append(Reason(key, FAILED, str(g["reason"]), _gate_cells(report, mode, need)))
+    if incomplete:
+        done, total = report.items_finished, report.items_expected
+        after = f" after {done} of {total} items" if done is not None and total is not None else ""
+        if report.interrupted:
+            reasons.append(Reason("incomplete", NOT_DECIDED, f"interrupted{after}: the run measured only part of what was asked"))
+        else:
+            reasons.append(Reason("incomplete", FAILED, f"stopped{after}: the run measured only part of what was asked"))
+    baseline_lines: list[str] = []
     if baseline is not None and report.items:
-        from .baseline import compare
-        from .regressions import summarize_regressions
+        baseline_lines = _baseline(report, baseline, baseline_path, alpha, test, fields, reasons)
+        for note in identity_notes:
+            reasons.append(Reason("identity", NOTE, note))
+    if not asked:  # every item's own mark decides
+        reasons += _items(report, relative)
+    if not reasons:
+        reasons.append(Reason("items", FAILED, "no RULER item produced a result: nothing was measured"))
+    return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, baseline_lines)))
 
-        comparisons = compare(baseline, items, alpha=alpha, test=test)
-        passed, lines = summarize_regressions(comparisons)
-        verdict.fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": passed,
-                                      "comparisons": [asdict(x) for x in comparisons]}
-        verdict.baseline_lines = lines
-        if not passed:
-            verdict.failures += [ln for ln in lines if "significant drop" in ln] or ["baseline: significant drop"]
-    if verdict.failures and verdict.passed is not None:
-        verdict.passed = False
-    return verdict
+
+def _order(r: Any) -> tuple:
+    return (r.mode, r.length, r.task, r.seed)
+
+
+def _cells(items: Iterable[Any]) -> tuple[tuple[str, int, str], ...]:
+    """The (task, length, mode) cells of these items, once each, in Table 3's order (length, task)."""
+    return tuple(dict.fromkeys((r.task, r.length, r.mode) for r in sorted(items, key=_order)))
+
+
+def _passed_text(g: Mapping[str, Any], what: str) -> str:
+    required = format_length(g["required_effective_length"])
+    if g.get("confidence") is not None:
+        return (f"{100 * g['confidence']:g}% lower confidence bound of the {what} {format_length(g.get('effective_length_bound'))} "
+                f">= required {required}")
+    return f"{what} {format_length(g.get('effective_length'))} >= required {required}"
+
+
+def _gate_cells(report: Report, mode: str, required: int) -> tuple[tuple[str, int, str], ...]:
+    """The cells a failed gate rests on: at each tested length up to the required one whose Total
+    does not pass, the tasks whose cell does not pass its mark."""
+    m = report.mode(mode)
+    per_length = (m.summary or {}).get("per_length") or {}
+    cells = []
+    for length in m.lengths:
+        if length > required:
+            break
+        total = per_length.get(str(length), per_length.get(length))
+        if total is not None and passes(float(total), float(report.threshold or 0.0)):
+            continue
+        for task, scores in m.scores.items():
+            score = scores.get(length)
+            mark = m.task_thresholds.get(task, report.threshold or 0.0)
+            if score is not None and not passes(score, mark):
+                cells.append((task, length, mode))
+    return tuple(cells)
+
+
+def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: float, test: str,
+              fields: dict[str, Any], reasons: list[Reason]) -> list[str]:
+    """Compare with the baseline: its entry into ``fields``, a reason per significant drop (or one
+    that none dropped); returns its detail lines."""
+    from .baseline import compare
+    from .regressions import summarize_regressions
+
+    items = [r for r in report.items if r.error is None]  # an errored item has no score to compare
+    comparisons = compare(baseline, items, alpha=alpha, test=test)
+    passed, lines = summarize_regressions(comparisons)
+    fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": passed,
+                          "comparisons": [asdict(x) for x in comparisons]}
+    name = Path(baseline_path).name if baseline_path else "the baseline"
+    drops = [c for c in comparisons if c.significant]
+    for c in sorted(drops, key=lambda c: (c.mode, c.length, c.task)):
+        reasons.append(Reason("baseline", FAILED, f"{cell_label(c.task, c.length, c.mode)} dropped {-c.delta:.1f} points "
+                                                  f"against {name} (p = {_p(c.p_value)})", ((c.task, c.length, c.mode),)))
+    if not passed and not drops:
+        reasons.append(Reason("baseline", FAILED, f"a significant drop against {name}"))
+    if passed:
+        reasons.append(Reason("baseline", PASSED, f"no significant drop against {name} ({count(len(comparisons), 'cell')} compared)"))
+    return lines
+
+
+def _p(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _items(report: Report, relative: str | None) -> list[Reason]:
+    """Without a gate or a baseline: every item's own mark (under rel:F, resolved on these items)."""
+    below = sorted((r for r in report.items if r.error is None and not r.passed), key=_order)
+    if not report.items:
+        return []
+    if not below:
+        scored = sum(r.error is None for r in report.items)
+        return [Reason("items", PASSED, f"every item above its mark ({count(scored, 'item')})")] if scored else []
+    shown = ", ".join(f"{cell_label(r.task, r.length, r.mode)} {r.score:.1f} <= {r.threshold:.1f}" for r in below[:4])
+    more = f" and {len(below) - 4} more" if len(below) > 4 else ""
+    if relative:
+        text = f"{count(len(below), 'item')} below the relative mark {relative}: {shown}{more}"
+    else:
+        text = f"{count(len(below), 'item')} at or below {'its' if len(below) == 1 else 'their'} mark: {shown}{more}"
+    return [Reason("relative" if relative else "items", FAILED, text, _cells(below), final=True)]
 
 
 def _not_whole(report: Report, reason: str, required: int | None, mapreduce_required: int | None, baseline: Any,
-               baseline_path: str | None, alpha: float, test: str) -> Verdict:
-    """NOT DECIDED on each asked gate of a report that is part of a run (``shard.unmerged``)."""
-    verdict = Verdict(passed=None)
+               baseline_path: str | None, alpha: float, test: str, gated: bool, reasons: list[Reason]) -> Verdict:
+    """NOT DECIDED on each asked gate of a report that is part of a run (``shard.unmerged``); an
+    errored item (in ``reasons``) fails it all the same, and without a gate or a baseline an item
+    below a fixed mark does too (the whole run's items keep their marks)."""
+    fields: dict[str, Any] = {}
     for (mode, key, _), need in zip(_GATES, (required, mapreduce_required)):
         if need is not None:
-            verdict.fields[key] = {"required_effective_length": need, "passed": None,
-                                   "effective_length": report.mode(mode).effective_length, "reason": reason}
+            fields[key] = {"required_effective_length": need, "passed": None,
+                           "effective_length": report.mode(mode).effective_length, "reason": reason}
+    lines = []
     if baseline is not None:
-        verdict.fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": None, "reason": reason}
-        verdict.baseline_lines = [f"NOT DECIDED: {reason}"]
-    return verdict
+        fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": None, "reason": reason}
+        lines = [f"NOT DECIDED: {reason}"]
+    relative = describe(report.field("relative_threshold"))
+    if not gated and not relative:
+        reasons = reasons + [r for r in _items(report, None) if r.status == FAILED]
+    reasons = reasons + [Reason("shard", NOT_DECIDED, reason)]
+    return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, lines)))

@@ -8,7 +8,14 @@ failing ones, for the failure message). An item with ``error``
 set has no trustworthy score: it fails, and aggregation treats its cell as
 missing evidence.
 
-Public names: ``ItemResult``, ``SCHEMA`` (of the JSON report that carries them).
+The one judging rule (``item_passes``, ``judged``): an item passes its mark when it has no
+error and its score is strictly above the mark (``aggregate.passes``, the rule of Table 3's
+cells). Over-length samples (a prompt or a map-reduce call the model's context could not take)
+score 0 like any failing sample and do not fail the item by themselves: the score decides. The
+run (``run.runner``), the relative mark (``results.relative``), a saved report read back
+(``results.report``) and ``pytest-ruler gate`` all judge through it.
+
+Public names: ``ItemResult``, ``SCHEMA`` (of the JSON report that carries them), ``item_passes``, ``judged``.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["SCHEMA", "ItemResult"]
+__all__ = ["SCHEMA", "ItemResult", "item_passes", "judged"]
 
 SCHEMA = "pytest-ruler/1"  # the JSON report's schema: items are ItemResult.to_dict()
 
@@ -125,3 +132,17 @@ class ItemResult:
             pred = f["pred"] if len(f["pred"]) <= 160 else f["pred"][:157] + "..."
             lines.append(f"  sample {f['index']}: predicted {pred!r}, expected {list(f['outputs'])!r}")
         return "\n".join(lines)
+
+
+def item_passes(score: float, mark: float, error: str | None) -> bool:
+    """The one rule that judges an item against a mark (see the module docstring)."""
+    from .aggregate import passes
+
+    return error is None and passes(score, mark)
+
+
+def judged(r: ItemResult, mark: float) -> ItemResult:
+    """``r`` judged against ``mark``: its ``threshold`` and ``passed`` set by the one rule."""
+    import dataclasses
+
+    return dataclasses.replace(r, threshold=round(float(mark), 4), passed=item_passes(r.score, mark, r.error))

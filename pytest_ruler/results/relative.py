@@ -42,13 +42,12 @@ Public names: ``RelativeMark`` (from ``parsers``), ``Resolved``, ``resolve``, ``
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..parsers import RelativeMark
-from .aggregate import mean_over_tasks, passes
-from .item import ItemResult
+from .aggregate import mean_over_tasks
+from .item import ItemResult, judged
 from .summary import cell_scores, total_task_set
 
 __all__ = ["RelativeMark", "Resolved", "below_mark", "describe", "rejudge", "relative_bounds", "resolve"]
@@ -81,15 +80,10 @@ def resolve(items: Iterable[ItemResult], mark: RelativeMark) -> Resolved:
         first = tested[0] if tested else None
         task_bases[task] = task_scores.get(task, {}).get(first) if first is not None else None
     marks = {t: (F * b if b is not None else NO_BASE) for t, b in task_bases.items()}  # no base of its own: nothing passes
-    judged = tuple(_judge(r, marks.get(r.task, threshold)) for r in items)
+    judged = tuple(judged(r, marks.get(r.task, threshold)) for r in items)
     info = {"fraction": F, "base_length": base_length, "base_score": base_score,
             "task_bases": {t: b for t, b in task_bases.items()}}
     return Resolved(threshold, marks, judged, info)
-
-
-def _judge(r: ItemResult, mark: float) -> ItemResult:
-    ok = r.error is None and not r.over_length and passes(r.score, mark)
-    return dataclasses.replace(r, threshold=round(mark, 4), passed=ok)
 
 
 def rejudge(report: Any, mark: float | RelativeMark) -> Any:
@@ -105,7 +99,7 @@ def rejudge(report: Any, mark: float | RelativeMark) -> Any:
         fields["relative_threshold"] = res.info
     else:
         threshold, task_marks = float(mark), {}
-        items = tuple(_judge(r, threshold) for r in report.items)
+        items = tuple(judged(r, threshold) for r in report.items)
     order = tuple(k for k in report.order if k != "relative_threshold")
     order += ("relative_threshold",) if "relative_threshold" in fields else ()
     return Report(items=items, threshold=threshold, task_thresholds=task_marks, model=report.model, backend=report.backend,

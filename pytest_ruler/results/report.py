@@ -42,7 +42,7 @@ from typing import Any
 from ..errors import RulerUsageError
 from .cells import depth_map
 from .endpoints import endpoint_total
-from .item import SCHEMA, ItemResult
+from .item import SCHEMA, ItemResult, item_passes
 from .summary import cell_scores, mapreduce_vs_native, summarize_results
 
 __all__ = ["MODES", "ModeResults", "Report", "SUMMARY_DIGITS", "as_report", "prefix_cache_total"]
@@ -298,7 +298,7 @@ def _item(data: Mapping[str, Any], threshold: Any) -> ItemResult:
     d.setdefault("mode", "native")
     d.setdefault("samples", 0)
     d["threshold"] = mark
-    d.setdefault("passed", d.get("error") is None and d["score"] > mark)
+    d["passed"] = item_passes(d["score"], mark, d.get("error"))  # the one rule, never the stored verdict
     d.setdefault("nulls", 0)
     d.setdefault("seconds", 0.0)
     depths = data.get("depth_scores")

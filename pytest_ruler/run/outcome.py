@@ -3,17 +3,21 @@
     the plugin's hooks ──RunRecord.expect / starting / finished / skipped / failed──► the record
         (every selected standard-suite item ends as exactly one result: its own, or an errored one
         made here when it failed without one: a setup error, a crashed xdist worker)
-    RunRecord.finish(interrupted=, reporters=, summary_hook=, rootpath=, say=) ──► Outcome
+    RunRecord.finish(interrupted=, reporters=, summary_hook=, rootpath=, say=, dry_run=) ──► Outcome
         1. the report: Report.of_results over every result, with the run's fields (results.report)
-        2. the verdict: results.gate (the required lengths, the baseline via results.baseline.load_baseline)
-        3. the failures: under rel:F the items below their resolved marks (never in a shard run:
-           its marks are resolved at merge), and the user's own gates (a summary hook: pytest_ruler_summary)
+        2. the verdict (results.gate ──► results.verdict.Verdict): the required lengths, the baseline
+           (results.baseline.load_baseline), errors and completeness; without a gate or a baseline the
+           items' own marks (under rel:F resolved at the end; in a shard run at merge)
+        3. the user's own gates (a summary hook: pytest_ruler_summary) and end-of-run errors: more
+           failed reasons of the same verdict; the verdict goes into the report (``verdict``)
         4. the outputs: each wanted reporter, by name, in order (report.reporters); never a gate
+        (a dry run, --collect-only: the verdict is NOT DECIDED and nothing is written)
     Outcome: report, verdict, failures, errors, written, exit_status(pytest's status), lines(),
         add_error (an output written after ours failed: plugin.run_end)
 
 Nothing here imports pytest: node ids are parsed by the ``cell_of`` the plugin passes, and
-the exit status is pytest's integer code (0 passed, 1 failed). A step that fails after the
+the exit status is pytest's integer code; with a gate, a baseline or a relative mark it is the
+verdict's (``Outcome.exit_status``: 0 passed, 1 failed, 2 not decided). A step that fails after the
 items ran (the tokenizer's name, the baseline, a reporter) is one reported error, never a
 lost report: ``errors`` lists it, the terminal says it, and the run fails.
 
@@ -33,6 +37,7 @@ from ..report.reporters import RunEnd
 from ..results import ItemResult
 from ..results.endpoints import endpoint_total, failover_notes
 from ..results.report import Report
+from ..results.verdict import EXIT_STATUS, FAILED, NOT_DECIDED, Reason, Verdict
 from ..secrets import scrub
 from ..shard import suite_settings
 from .eta import RunClock
@@ -41,7 +46,7 @@ from .session import RulerSession, one_line
 __all__ = ["Outcome", "RunRecord"]
 
 Cell = tuple[str, int, int, str]  # (task, length, seed, mode)
-TESTS_FAILED = 1  # pytest's exit codes: 0 all passed, 1 some failed
+TESTS_FAILED, INTERNAL_ERROR, USAGE_ERROR = 1, 3, 4  # pytest's exit codes (0 all passed, 2 interrupted, 5 no tests)
 
 
 @dataclass
@@ -49,26 +54,46 @@ class Outcome:
     """What a finished run made (see the module docstring)."""
 
     report: Report
-    verdict: Any  # results.Verdict, or None when the gate itself could not run
-    failures: list[str] = field(default_factory=list)  # the summary hooks' (no verdict line states them)
+    verdict: Verdict
+    failures: list[str] = field(default_factory=list)  # the summary hooks' (reasons of the verdict too)
     errors: list[str] = field(default_factory=list)  # what failed after the items ran: reported, never raised
     written: list[Path] = field(default_factory=list)
     show_ci: bool = False
+    dry_run: bool = False
 
     @property
     def failed(self) -> bool:
-        return bool(self.failures or self.errors or (self.verdict is not None and self.verdict.failures))
+        return self.verdict.status == FAILED
 
     def add_error(self, error: str) -> None:
         """One more end-of-run error, after ``finish`` (an output another plugin writes at the end: the JUnit XML)."""
         self.errors.append(error)
+        self.verdict = self.verdict.with_reasons(Reason("output", FAILED, error))
 
-    def exit_status(self, status: int) -> int:
-        """The run's exit status given pytest's: a failed gate, hook or output fails a run that passed."""
-        return TESTS_FAILED if self.failed and status == 0 else status
+    def exit_status(self, status: int, other_failures: bool = False) -> int:
+        """The run's exit status given pytest's ``status``. With a gate, a baseline or a relative mark
+        (``verdict.gated``) it is the verdict's: 0 passed, 1 failed (or a test of the user's own
+        failed), 2 not decided; a usage or internal error (pytest's 3, 4) stays. Without them,
+        pytest's, failed (1) when the verdict fails for a reason no test shows (a summary hook,
+        an output lost) and, for a dry run, pytest's own."""
+        if status in (INTERNAL_ERROR, USAGE_ERROR) or self.dry_run and not self.verdict.gated:
+            return status
+        if self.verdict.gated:
+            if self.verdict.status == NOT_DECIDED and not other_failures:
+                return EXIT_STATUS[NOT_DECIDED]
+            return TESTS_FAILED if self.failed or other_failures else 0
+        if self.failed and status == 0:
+            return TESTS_FAILED
+        return status
 
     def lines(self) -> list[Any]:
-        """The terminal's lines (``report.lines.lines``)."""
+        """The terminal's lines (``report.lines.lines``); a dry run's say only that nothing was measured."""
+        if self.dry_run:
+            from ..report.lines import SECTION, Line, verdict_lines
+
+            if not self.verdict.gated:  # pytest's exit code, no verdict claimed
+                return [Line(SECTION, section=True), Line("ruler: --collect-only: nothing measured, no report written", "yellow")]
+            return [Line(SECTION, section=True)] + verdict_lines(self.verdict)
         return lines(self.report, self.verdict, ci=self.show_ci, failures=self.failures, errors=self.errors, written=self.written)
 
 
@@ -130,8 +155,10 @@ class RunRecord:
     def finish(self, *, interrupted: bool = False, reporters: Iterable[Any] = (),
                summary_hook: Callable[[dict[str, Any]], Iterable[Any]] | None = None,
                rootpath: Path | None = None, say: Callable[[str], Any] = print,
-               environ: Mapping[str, str] | None = None) -> Outcome:
-        """The report, the verdict, the user's gates and the outputs (see the module docstring)."""
+               environ: Mapping[str, str] | None = None, dry_run: bool = False) -> Outcome:
+        """The report, the verdict, the user's gates and the outputs (see the module docstring).
+        ``dry_run`` (``--collect-only``): nothing was measured, so the verdict is not decided and
+        no output is written (an earlier report stays as it is)."""
         self.interrupted = self.interrupted or interrupted
         errors: list[str] = []
 
@@ -142,23 +169,29 @@ class RunRecord:
                 errors.append(f"{what}: {one_line(exc)}")
                 return None
 
-        report = self._report(attempt, rootpath)
-        verdict = attempt("gate", lambda: self._verdict(report))
-        if verdict is not None:
-            report = report.with_fields(**verdict.fields)
         c = self.session.config
-        # a shard's items are a share of the run's: rel:F is resolved on the merged items (`pytest-ruler merge`)
-        failures: list[str] = _below_relative_mark(report) if c.shard is None else []
+        report = self._report(attempt, rootpath)
+        verdict = attempt("gate", lambda: self._verdict(report)) or Verdict(gated=c.gated)  # a failed gate: an error below
+        if dry_run:
+            verdict = Verdict((Reason("dry_run", NOT_DECIDED, "--collect-only measured nothing (no report written)"),),
+                              gated=verdict.gated)
+            return Outcome(report, verdict, [], errors, [], show_ci=c.show_ci, dry_run=True)
+        failures: list[str] = []
         if self.results and summary_hook is not None:
-            found = attempt("pytest_ruler_summary hook", lambda: summary_hook(report.to_dict())) or []
+            found = attempt("pytest_ruler_summary hook", lambda: summary_hook(report.with_fields(**verdict.fields).to_dict())) or []
             for lines in found:
                 failures += list(lines or [])
+        verdict = verdict.with_reasons(*(Reason("summary_hook", FAILED, f) for f in failures),
+                                       *(Reason("output", FAILED, e) for e in errors))
+        said = len(errors)
+        report = report.with_fields(**verdict.fields, verdict=verdict.to_dict())
         written: list[Path] = []
         end = RunEnd(report, verdict, c, say=say, environ=os.environ if environ is None else environ)
         for reporter in reporters:
             now = replace(end, errors=tuple(errors))
             if attempt(f"reporter {reporter.name!r}", lambda: reporter.wanted(now)):
                 written += [Path(p) for p in (attempt(reporter.label(now), lambda: reporter.write(now)) or [])]
+        verdict = verdict.with_reasons(*(Reason("output", FAILED, e) for e in errors[said:]))  # an output lost fails the run
         return Outcome(report, verdict, failures, errors, written, show_ci=c.show_ci)
 
     def _report(self, attempt: Callable[[str, Callable[[], Any]], Any], rootpath: Path | None) -> Report:
@@ -210,20 +243,6 @@ class RunRecord:
         return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                     baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
                     test=c.baseline_test, confidence=c.gate_confidence)
-
-
-def _below_relative_mark(report: Report) -> list[str]:
-    """Under rel:F, items passed at run time on a score above 0 (results.relative); the report
-    re-judged them against their resolved marks, and those below fail the run here."""
-    from ..results.relative import below_mark, describe
-
-    mark = describe(report.field("relative_threshold"))
-    below = below_mark(report.items) if mark else []
-    if not below:
-        return []
-    shown = ", ".join(f"{r.task}[{r.length}-seed{r.seed}] {r.score:.1f} <= {r.threshold:.1f}" for r in below[:6])
-    more = f" and {len(below) - 6} more" if len(below) > 6 else ""
-    return [f"{len(below)} item{'s' if len(below) != 1 else ''} below the relative mark {mark}: {shown}{more}"]
 
 
 def _provenance(rootpath: Path | None) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 from ..engines import GenerationRequest
 from ..results import ItemResult
-from ..results.aggregate import passes
+from ..results.item import item_passes
 from ..results.budgets import item_thinking
 from ..results.endpoints import tally
 from ..results.scoring import count_nulls, get_metric, sample_scorer
@@ -176,14 +176,14 @@ def item_result(config: Any, task: str, length: int, seed: int, mode: str, *, th
                 failed: bool = False, **fields: Any) -> ItemResult:
     """The one place an ItemResult is built: threshold, passed, nulls, seconds and rounding are decided here.
 
-    An item passes when its score is above the threshold (``results.aggregate.passes``,
-    the rule Table 3 uses too), it has no error, and it was not ``failed`` outright (an
-    item over the model's context).
+    An item passes by the one judging rule (``results.item.item_passes``: no error, the score
+    strictly above the threshold); an item over the model's context (``failed``) scores 0.
     """
     threshold = config_threshold(config, task, threshold)
     fields.setdefault("nulls", count_nulls(list(preds)))
+    score = 0.0 if failed else score
     return ItemResult(task=task, length=length, seed=seed, mode=mode, samples=samples, score=round(score, 4),
-                      threshold=threshold, passed=passes(score, threshold) and error is None and not failed,
+                      threshold=threshold, passed=item_passes(round(score, 4), threshold, error),
                       seconds=round(time.perf_counter() - started, 3), error=error, **fields)
 
 
