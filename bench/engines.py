@@ -1,20 +1,31 @@
-"""Benchmark: the same RULER prompts through ``hf`` and ``vllm`` on this machine, one run.
+"""Benchmark: the same RULER prompts through ``hf`` and ``vllm`` (both dtypes) on this machine, one run.
 
-Which engine should ``--ruler-backend=auto`` pick on a CPU-only machine? The
-smoke preset's prompts (niah_single_1, niah_single_2, niah_multikey_2, vt, fwe
-at 1K and 4K, 2 samples each; change with ``--tasks/--lengths/--samples``) are
-generated once with the embedded model's tokenizer and chat template, then run
-through each engine as the plugin runs them: one ``generate`` call per item
-(task × length). Printed per engine: load seconds, generate seconds, prompt
-tokens, **seconds per 1K prompt tokens** (generate time / prompt tokens × 1000),
-the run's total (load + generate) and the RULER score per item; then the
-ratios hf/vllm and how many answers are identical. JSON goes to
-``bench/results/engines.json`` (``--out``).
+Which engine, and which dtype, should a CPU-only machine use? The smoke preset's
+prompts (niah_single_1, niah_single_2, niah_multikey_2, vt, fwe at 1K and 4K, 2
+samples each; change with ``--tasks/--lengths/--samples``) are generated once with the
+embedded model's tokenizer and chat template, then run through each engine as the
+plugin runs them: one ``generate`` call per item (task × length). The default engines
+are ``hf`` (float32 on CPU), ``vllm:float32`` and ``vllm:bfloat16``: vLLM's CPU build
+runs bfloat16 fast only where the processor computes it natively (AVX512-BF16 or AMX);
+on an AVX2 processor it was 5.7x slower than float32 (issue 33). Printed per engine:
+load seconds, generate seconds, prompt tokens, **seconds per 1K prompt tokens**
+(generate time / prompt tokens × 1000), the run's total (load + generate) and the RULER
+score per item; then the ratios (vllm bfloat16/float32, hf/vllm per dtype) and how
+many answers are identical. JSON goes to ``bench/results/engines.json`` (``--out``).
+
+Figures depend on the processor, so every engine's figures carry it: the model name,
+the flags that matter (avx2, avx512f, avx512_bf16, amx_bf16, amx_tile: read from
+/proc/cpuinfo by :mod:`pytest_ruler.engines.processor`) and torch's own
+``torch.backends.cpu.get_cpu_capability()`` as the child that ran the engine saw it,
+with the load average before and after.
 
 Each engine runs in its own child process, one after the other, so neither
 competes with the other for the CPU or keeps memory the other needs.
 
-    python bench/engines.py [--engines hf,vllm] [--samples 2] [--lengths 1k,4k] [--vllm-dtype auto]
+    python bench/engines.py [--engines hf,vllm:float32,vllm:bfloat16] [--samples 2] [--lengths 1k,4k]
+
+An engine is ``NAME`` or ``NAME:DTYPE`` (``vllm`` alone: the vllm engine's ``auto``, which
+is float32 or bfloat16 by the processor; ``hf`` alone: ``--hf-dtype``).
 
 Any model the plugin takes goes in ``--model``; the second embedded model (a base
 model: RULER's base prompts, as ``auto`` picks for a model without a chat template)::
@@ -46,6 +57,26 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SMOKE_TASKS = "niah_single_1,niah_single_2,niah_multikey_2,vt,fwe"
+DEFAULT_ENGINES = "hf,vllm:float32,vllm:bfloat16"
+
+
+def split_engine(spec: str, hf_dtype: str = "auto") -> tuple[str, str]:
+    """``NAME[:DTYPE]`` -> (engine, dtype); no dtype: ``auto`` (``hf_dtype`` for hf)."""
+    name, _, dtype = spec.partition(":")
+    return name, dtype or (hf_dtype if name == "hf" else "auto")
+
+
+def processor_record() -> dict:
+    """The processor these figures come from (see the module docstring)."""
+    from pytest_ruler.engines.processor import this_processor
+
+    record = this_processor().summary()
+    if "torch" in sys.modules:  # the child's engine imported it: what torch itself dispatches to
+        try:
+            record["torch_cpu_capability"] = sys.modules["torch"].backends.cpu.get_cpu_capability()
+        except Exception as exc:  # an older torch
+            record["torch_cpu_capability"] = f"unknown ({type(exc).__name__})"
+    return record
 
 
 def run_engine(ns: argparse.Namespace) -> dict:
@@ -67,9 +98,10 @@ def run_engine(ns: argparse.Namespace) -> dict:
             reqs = [GenerationRequest(s.prompt, tuple(tok.encode(s.prompt)), spec.tokens_to_generate) for s in samples]
             items.append((spec, length, samples, reqs))
 
-    options = {"enforce_eager": True} if ns.engine == "vllm" else {}
-    dtype = ns.vllm_dtype if ns.engine == "vllm" else ns.hf_dtype
-    config = EngineConfig(model=ns.model, backend=ns.engine, dtype=dtype, options=options)
+    name, dtype = split_engine(ns.child, ns.hf_dtype)
+    options = {"enforce_eager": True} if name == "vllm" else {}
+    config = EngineConfig(model=ns.model, backend=name, dtype=dtype, options=options)
+    load_before = os.getloadavg()
     t0 = time.perf_counter()
     engine = load_engine(config)
     load_s = time.perf_counter() - t0
@@ -97,7 +129,8 @@ def run_engine(ns: argparse.Namespace) -> dict:
     identity = dict(engine.identity())
     engine.close()
     return {
-        "engine": ns.engine, "dtype": identity.get("dtype"), "device": identity.get("device"),
+        "engine": name, "asked_dtype": dtype, "dtype": identity.get("dtype"), "device": identity.get("device"),
+        "processor": processor_record(), "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
         "load_s": round(load_s, 2), "warmup_s": round(warm_s, 2), "generate_s": round(total_gen, 2),
         "prompt_tokens": total_prompt, "completion_tokens": total_completion,
         "s_per_1k_prompt_tokens": round(total_gen / total_prompt * 1000, 3),
@@ -107,61 +140,81 @@ def run_engine(ns: argparse.Namespace) -> dict:
     }
 
 
-def child(ns: argparse.Namespace, engine: str) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", engine, "--model", ns.model, "--tasks", ns.tasks,
-           "--lengths", ns.lengths, "--samples", str(ns.samples), "--vllm-dtype", ns.vllm_dtype, "--hf-dtype", ns.hf_dtype]
+def child(ns: argparse.Namespace, spec: str) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", spec, "--model", ns.model, "--tasks", ns.tasks,
+           "--lengths", ns.lengths, "--samples", str(ns.samples), "--hf-dtype", ns.hf_dtype]
     env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1")
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     line = next((l for l in reversed(proc.stdout.splitlines()) if l.startswith("ENGINE_JSON ")), None)
     if line is None:
-        raise SystemExit(f"{engine} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        raise SystemExit(f"{spec} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     result = json.loads(line[len("ENGINE_JSON "):])
     result["process_wall_s"] = round(wall, 2)
     return result
 
 
+def compare(a: dict, b: dict) -> dict:
+    """``a`` against ``b`` on the same prompts: time ratios a/b and the answers they share."""
+    same = sum(x == y for p, q in zip(a["items"], b["items"]) for x, y in zip(p["predictions"], q["predictions"]))
+    answers = sum(len(p["predictions"]) for p in a["items"])
+    return {
+        "per_1k_prompt_tokens": round(a["s_per_1k_prompt_tokens"] / b["s_per_1k_prompt_tokens"], 2),
+        "generate": round(a["generate_s"] / b["generate_s"], 2) if b["generate_s"] else None,
+        "total": round(a["total_s"] / b["total_s"], 2),
+        "same_prompt_tokens": [p["prompt_tokens"] for p in a["items"]] == [q["prompt_tokens"] for q in b["items"]],
+        "identical_answers": f"{same}/{answers}",
+        "score_deltas": {f"{p['task']}@{p['length']}": round(q["score"] - p["score"], 2) for p, q in zip(a["items"], b["items"])},
+    }
+
+
+def comparisons(results: dict) -> dict:
+    """vllm bfloat16 over float32 (the dtype's price on this processor), then hf over each vllm run."""
+    out = {}
+    by_dtype = {r["dtype"]: key for key, r in results.items() if r["engine"] == "vllm"}
+    if "bfloat16" in by_dtype and "float32" in by_dtype:
+        out["vllm_bfloat16_over_float32"] = compare(results[by_dtype["bfloat16"]], results[by_dtype["float32"]])
+    if "hf" in results:
+        for dtype, key in sorted(by_dtype.items()):
+            out[f"hf_over_vllm_{dtype}"] = compare(results["hf"], results[key])
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--engines", default="hf,vllm")
+    ap.add_argument("--engines", default=DEFAULT_ENGINES, help="NAME or NAME:DTYPE, comma-separated")
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--tasks", default=SMOKE_TASKS)
     ap.add_argument("--lengths", default="1k,4k")
     ap.add_argument("--samples", type=int, default=2)
-    ap.add_argument("--vllm-dtype", default="auto", help="auto is bfloat16 on CPU")
-    ap.add_argument("--hf-dtype", default="auto", help="auto is float32 on CPU")
+    ap.add_argument("--hf-dtype", default="auto", help="the dtype of a plain 'hf' (auto is float32 on CPU)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "engines.json"))
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ns = ap.parse_args()
     if ns.child:
-        ns.engine = ns.child
         print("ENGINE_JSON " + json.dumps(run_engine(ns)), flush=True)
         return 0
 
+    proc = processor_record()
+    flags = ", ".join(f for f, on in proc["flags"].items() if on) or "none of them"
+    print(f"processor: {proc['model']} ({flags})", flush=True)
     results = {}
-    for engine in ns.engines.split(","):
-        r = results[engine] = child(ns, engine)
-        print(f"{engine:5s} {r['device']}/{r['dtype']}: load {r['load_s']:.1f} s, generate {r['generate_s']:.1f} s for "
+    for spec in ns.engines.split(","):
+        r = results[spec] = child(ns, spec)
+        print(f"{spec:14s} {r['device']}/{r['dtype']}: load {r['load_s']:.1f} s, generate {r['generate_s']:.1f} s for "
               f"{r['prompt_tokens']} prompt tokens = {r['s_per_1k_prompt_tokens']:.3f} s per 1K prompt tokens; "
-              f"total {r['total_s']:.1f} s; mean score {r['mean_score']:.1f}", flush=True)
-    report = {"schema": "pytest-ruler/bench-engines/1", "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-              "load_avg_at_end": os.getloadavg()}, "settings": {k: v for k, v in vars(ns).items() if k not in ("child", "out")},
-              "engines": results}
-    if "hf" in results and "vllm" in results:
-        hf, vl = results["hf"], results["vllm"]
-        same = sum(a == b for x, y in zip(hf["items"], vl["items"]) for a, b in zip(x["predictions"], y["predictions"]))
-        answers = sum(len(x["predictions"]) for x in hf["items"])
-        report["comparison"] = {
-            "hf_over_vllm_per_1k_prompt_tokens": round(hf["s_per_1k_prompt_tokens"] / vl["s_per_1k_prompt_tokens"], 2),
-            "hf_over_vllm_total": round(hf["total_s"] / vl["total_s"], 2),
-            "same_prompt_tokens": [x["prompt_tokens"] for x in hf["items"]] == [x["prompt_tokens"] for x in vl["items"]],
-            "identical_answers": f"{same}/{answers}",
-            "score_deltas": {f"{x['task']}@{x['length']}": round(y["score"] - x["score"], 2) for x, y in zip(hf["items"], vl["items"])},
-        }
-        c = report["comparison"]
-        print(f"ratio hf/vllm: {c['hf_over_vllm_per_1k_prompt_tokens']}x per 1K prompt tokens, {c['hf_over_vllm_total']}x in total "
-              f"(load included); identical answers {c['identical_answers']}; same prompt tokens: {c['same_prompt_tokens']}")
+              f"total {r['total_s']:.1f} s; mean score {r['mean_score']:.1f} (torch: "
+              f"{r['processor'].get('torch_cpu_capability')}, load {r['load_avg_before'][0]:.1f}->{r['load_avg_after'][0]:.1f})",
+              flush=True)
+    report = {"schema": "pytest-ruler/bench-engines/2",
+              "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "processor": proc,
+                          "load_avg_at_end": os.getloadavg()},
+              "settings": {k: v for k, v in vars(ns).items() if k not in ("child", "out")},
+              "engines": results, "comparison": comparisons(results)}
+    for name, c in report["comparison"].items():
+        print(f"{name}: {c['per_1k_prompt_tokens']}x per 1K prompt tokens, {c['total']}x in total (load included); "
+              f"identical answers {c['identical_answers']}; same prompt tokens: {c['same_prompt_tokens']}")
     out = Path(ns.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")

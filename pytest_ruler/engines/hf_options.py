@@ -5,17 +5,40 @@
 default, 4 on CPU, is measured: an item's prompts have nearly equal lengths, so padding
 is small (0.88x the one-by-one time at 1K with identical answers, see bench/engine_overhead.py).
 
-Public names: ``OPTIONS``.
+``dtype_choice(config, device)``: the dtype the engine loads in and why (``--ruler-dtype``
+wins; ``auto`` is bfloat16 on CUDA and float32 on CPU, whatever the processor), in the
+shape the vllm engine's choice has, for the run header.
+
+``threads``: torch's CPU threads. Unset, an xdist worker takes its share of this process's
+CPUs (:func:`~.gpus.worker_threads`) unless ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` say
+otherwise; a single process keeps torch's default (every core). The thread count is not part
+of the engine's identity (the cache key): it sets the speed, not the model or its dtype, so a
+rerun with another ``-n`` or ``threads`` reuses the cached answers. (Another split of a sum
+over threads can round differently, as another batch composition can; neither is keyed.)
+
+Public names: ``OPTIONS``, ``dtype_choice``.
 """
 
 from __future__ import annotations
 
+from .base import EngineConfig
 from .options import EngineOption
+from .processor import DtypeChoice
 
-__all__ = ["OPTIONS"]
+__all__ = ["OPTIONS", "dtype_choice"]
 
 OPTIONS: tuple[EngineOption, ...] = (
     EngineOption("batch_size", "int", None, "requests per forward pass (--ruler-batch-size wins); default 4 on CPU, 8 on CUDA", minimum=1),
-    EngineOption("threads", "int", None, "torch CPU threads (default: torch's)", minimum=1),
+    EngineOption("threads", "int", None, "torch CPU threads (default: torch's; an xdist worker's share of the CPUs under "
+                 "-n N, unless OMP_NUM_THREADS or MKL_NUM_THREADS is set)", minimum=1),
     EngineOption("revision", "str", None, "model revision of a Hugging Face id (branch, tag or commit); default main"),
 )
+
+
+def dtype_choice(config: EngineConfig, device: str) -> DtypeChoice:
+    """The dtype the hf engine loads in on ``device`` (``cpu``, ``cuda``, ``cuda:N``), and why."""
+    if config.dtype and config.dtype != "auto":
+        return DtypeChoice(config.dtype, f"--ruler-dtype={config.dtype}")
+    if device.startswith("cuda"):
+        return DtypeChoice("bfloat16", "auto: bfloat16 on CUDA; --ruler-dtype=float32 to force float32")
+    return DtypeChoice("float32", "auto: the hf engine computes in float32 on CPU; --ruler-dtype=bfloat16 to force")

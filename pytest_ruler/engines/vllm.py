@@ -30,7 +30,9 @@ The options and their mapping to ``vllm.LLM`` live in :mod:`.vllm_options`
 (the table is there); what is loaded, the CPU/GPU choice and the cache
 identity in :mod:`.vllm_model`. On CPU the engine runs without a GPU check,
 eagerly, with a 2 GiB KV cache unless told otherwise (``kv_cache_gib``,
-``enforce_eager``, or ``VLLM_CPU_KVCACHE_SPACE``).
+``enforce_eager``, or ``VLLM_CPU_KVCACHE_SPACE``), and for ``--ruler-dtype=auto`` in
+bfloat16 only where the processor computes it natively (AVX512-BF16, AMX), else float32
+(:func:`~.vllm_options.dtype_choice`; emulated bfloat16 ran 5.7x slower on an AVX2 CPU).
 
 Greedy decoding is not bit-stable across batch compositions in vLLM; set
 ``VLLM_BATCH_INVARIANT=1`` (beta, compute capability >= 8.0) when answers must

@@ -13,7 +13,9 @@
   from the Hub; this way the embedded model runs offline, and vLLM decodes with
   exactly the tokenizer that counted the prompt.
 - :func:`describe`: the engine's cache identity without loading vLLM, so a rerun
-  served from the cache never starts an engine (as with ``hf``).
+  served from the cache never starts an engine (as with ``hf``). Its ``dtype`` is the
+  concrete one vLLM is given (on CPU, ``auto`` resolved for this processor by
+  :func:`~.vllm_options.dtype_choice`), never ``auto`` there.
 - :func:`read_model_config`, :func:`native_max_len`, :func:`long_context_env`:
   the model's own context limit and whether a longer one was asked for.
 - small helpers of the engine (``cuda_device_count``, the vLLM API shims ``tokens_prompt`` and
@@ -181,7 +183,12 @@ def describe(
     model_ident: Mapping[str, Any] | None = None,
     device: str | None = None,
 ) -> dict[str, Any]:
-    """The cache identity of a vllm engine for ``config``: everything that can change an answer."""
+    """The cache identity of a vllm engine for ``config``: everything that can change an answer.
+
+    On CPU the dtype is the concrete one chosen for this processor (bfloat16 and float32
+    answer differently, so a cache filled on an AMX machine is not reused on an AVX2 one
+    under ``auto``); on GPU ``auto`` stays vLLM's choice. The CPU thread binding is left out:
+    it sets the speed, not the answers."""
     if model_path is None or model_ident is None:
         model_path, model_ident = model_source(config)
     device = device or vllm_device()

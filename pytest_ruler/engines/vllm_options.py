@@ -9,6 +9,11 @@ Options: ``OPTIONS`` below declares every option (kind, default, meaning);
 values are coerced once by :mod:`.options`. A default of None means the
 engine decides, usually from the run's settings (``config.dtype``,
 ``config.seed``, ...) or, on the CPU build, from the CPU defaults here.
+
+The dtype: :func:`dtype_choice` (the option ``dtype``, else ``--ruler-dtype``; for
+``auto`` on the CPU build, :func:`~.processor.cpu_dtype` of this processor:
+bfloat16 only where it is native, float32 otherwise; on GPU vLLM's own ``auto``).
+``llm_kwargs`` passes its dtype, so the identity built from it names the concrete one.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any, Mapping
 
 from ..errors import RulerUsageError
 from ..parsers import DTYPES
+from . import processor as cpu
 from .base import EngineConfig, GenerationRequest
 from .options import PARAMETER, EngineOption, engine_options, unknown_keys
 
@@ -32,6 +38,7 @@ __all__ = [
     "OPTIONS",
     "VLLM_OPTIONS",
     "config_value",
+    "dtype_choice",
     "llm_kwargs",
     "rope_key",
     "sampling_kwargs",
@@ -54,7 +61,8 @@ OPTIONS: tuple[EngineOption, ...] = (
        "cache); one engine per GPU: two on a GPU do not fit. CPU build: share of RAM, used only when no KV cache size "
        "is given", minimum=0.0, maximum=1.0, open_minimum=True, cli="gpu-memory-utilization"),
     _O("dtype", "choice", None, "weights/activations dtype (auto, bfloat16, float16, float32); default config.dtype; "
-       "auto is bfloat16 on CPU", choices=DTYPES),
+       "auto on CPU is bfloat16 where the processor computes it natively (AVX512-BF16 or AMX), else float32; on GPU "
+       "vLLM's own choice", choices=DTYPES),
     _O("max_model_len", "int", None, "context limit (prompt + generated tokens); default config.max_model_len. Above "
        "the model's own limit vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which this engine sets (and logs) "
        "only when the user asked for a limit above the model's; combine with rope_scaling for a real extension",
@@ -179,6 +187,19 @@ def _given(value: Any, fallback: Any) -> Any:
     return fallback if value is None else value
 
 
+def dtype_choice(config: EngineConfig, device: str = "cuda", processor: cpu.Processor | None = None) -> cpu.DtypeChoice:
+    """The dtype vLLM is given, and why: the option ``dtype``, else ``config.dtype``; ``auto``
+    on CPU becomes :func:`~.processor.cpu_dtype` of ``processor`` (default: this machine's)."""
+    option = engine_options(config, "vllm")["dtype"]
+    asked_by = "--ruler-dtype" if option is None else "--ruler-engine-option=dtype"
+    requested = _given(option, config.dtype) or "auto"
+    if device != "cpu":
+        if requested != "auto":
+            return cpu.DtypeChoice(requested, f"{asked_by}={requested}")
+        return cpu.DtypeChoice("auto", "auto: vLLM chooses on GPU (from the model's config)")
+    return cpu.cpu_dtype(requested, processor or cpu.this_processor(), asked_by=asked_by)
+
+
 def llm_kwargs(
     config: EngineConfig,
     *,
@@ -186,6 +207,7 @@ def llm_kwargs(
     model_config: Mapping[str, Any] | None = None,
     model_path: str | None = None,
     device: str = "cuda",
+    processor: cpu.Processor | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``vllm.LLM`` for a config (pure; no vllm needed).
 
@@ -195,7 +217,8 @@ def llm_kwargs(
     the engine prepared it (a GGUF model becomes a folder that carries its own
     tokenizer, see :mod:`.vllm_model`); without it a GGUF file goes to vLLM as
     is and needs the base model's tokenizer. ``device`` is ``cpu`` for the CPU
-    build of vLLM: it gets the CPU defaults of ``OPTIONS``. Raises
+    build of vLLM: it gets the CPU defaults of ``OPTIONS`` and, for ``auto``, the
+    dtype :func:`dtype_choice` picks for ``processor`` (default: this machine's). Raises
     :class:`RulerUsageError` for a bad option, an unknown option name (when the
     back end was chosen explicitly; with ``auto`` unknown names are dropped, as
     they may be meant for the hf engine), or a direct GGUF model without a
@@ -226,7 +249,7 @@ def llm_kwargs(
         "tensor_parallel_size": o["tensor_parallel_size"],
         "pipeline_parallel_size": o["pipeline_parallel_size"],
         "gpu_memory_utilization": o["gpu_memory_utilization"],
-        "dtype": _given(o["dtype"], config.dtype) or "auto",
+        "dtype": dtype_choice(config, device, processor).dtype,
         "seed": _given(o["seed"], config.seed),
         "trust_remote_code": bool(_given(o["trust_remote_code"], config.trust_remote_code)),
         "tokenizer": tokenizer or None,

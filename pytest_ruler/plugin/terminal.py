@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from ..engines.dtypes import dtype_line
 from ..errors import RulerUsageError
 from .items import SESSION_KEY, make_items, parse_item_name
 from .plan import Plan
@@ -61,6 +62,7 @@ def header_lines(rs: RulerSession) -> list[str]:
         suite = f"ruler: standard suite not collected (--ruler-no-suite): only your own tests run, threshold {c.threshold}"
     lines = [
         f"ruler: model={c.model} backend={rs.backend} tokenizer={rs.tokenizer.name}",
+        *dtype_line(rs.backend, rs.engine_config),  # which dtype and why (none for openai, scripted)
         suite,
         f"ruler: cache {'off' if c.no_cache or rs.cache_dir is None else rs.cache_dir}",
     ]

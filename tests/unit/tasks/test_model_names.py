@@ -163,12 +163,13 @@ def test_a_mistyped_tokenizer_names_its_own_option(tmp_path):
 def test_the_header_says_why_the_prompts_are_base_ones(model, chat, why):
     from types import SimpleNamespace
 
+    from pytest_ruler.engines import EngineConfig
     from pytest_ruler.options import RulerConfig
     from pytest_ruler.plugin.terminal import header_lines
     from pytest_ruler.tasks.base import BASE_FRAME
 
     rs = SimpleNamespace(config=RulerConfig(model=model, backend="hf", chat_template=chat), backend="hf", cache_dir=None,
-                         tokenizer=SimpleNamespace(name=model), frame=BASE_FRAME)
+                         tokenizer=SimpleNamespace(name=model), frame=BASE_FRAME, engine_config=EngineConfig(model=model, backend="hf"))
     last = header_lines(rs)[-1]
     assert last.startswith("ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>; ")
     assert why in last
