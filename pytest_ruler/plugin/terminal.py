@@ -189,7 +189,8 @@ class RulerPlugin:
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         if self.is_worker:
             return
-        self.outcome = self.run.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, reporters=self._reporters(),
+        reporters = () if self.config.option.collectonly else self._reporters()  # a dry run writes no file (report.reporters)
+        self.outcome = self.run.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, reporters=reporters,
                                        summary_hook=self._summary_hook, rootpath=self.config.rootpath, say=self._say)
         session.exitstatus = self.outcome.exit_status(session.exitstatus)
 
