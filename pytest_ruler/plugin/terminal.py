@@ -206,7 +206,7 @@ class RulerPlugin:
         if self.is_worker:
             return
         dry_run = bool(self.config.getoption("collectonly", False))
-        self.outcome = self.run.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, reporters=self._reporters(),
+        self.outcome = self.run.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, reporters=() if dry_run else self._reporters(),
                                        summary_hook=self._summary_hook, rootpath=self.config.rootpath, say=self._say,
                                        dry_run=dry_run)
         if not dry_run:

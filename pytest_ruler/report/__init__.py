@@ -3,6 +3,8 @@
 Data flow::
 
     ItemResult list ──build.build_report──► JSON report ──markdown.markdown / plots.plot_scores
+                                            (the Markdown opens with findings.findings: the verdict, the
+                                            baseline, the failing cells; every file: build.write_atomically)
                                             └──snapshot (rounded summary for syrupy)
     REPORT.json ──load.load_report──► Report (results.saved) ──render.render_report (``pytest-ruler report``)
     Report, Verdict ──lines.lines──► the terminal's lines (the rescue line, the verdict lines)

@@ -1,8 +1,9 @@
 """CI-native output for GitHub Actions: the step summary and workflow-command annotations.
 
     Report (or its dict), verdict lines ──step_summary(report, verdict_lines)──► Markdown
-        (the report's Markdown with Table 3, report.markdown; the verdict; the terminal's
-        map-reduce rescue line, report.lines.rescue_line)
+        (the report's Markdown, report.markdown: its verdict section first, from the report's
+        ``verdict`` or else the verdict lines, then Table 3; the terminal's map-reduce rescue
+        line, report.lines.rescue_line)
     Report (or its dict), verdict lines ──annotations(report, verdict_lines, errors=)──► ["::error title=...::...", ...]
         errors: each red verdict line (a failed gate, a significant drop), each failing
         (task, length, mode) cell (mean score over seeds not above the task's mark, or errored);
@@ -59,19 +60,16 @@ def workflow_command(kind: str, message: object, **properties: object) -> str:
 
 
 def step_summary(report: Report | Mapping[str, Any], verdict_lines: Sequence[tuple[str, str]] = ()) -> str:
-    """Markdown for ``$GITHUB_STEP_SUMMARY``: the report (Table 3 per mode, as ``--ruler-markdown``
-    writes it), the terminal's rescue line and verdict lines (``report.lines``)."""
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: the report's Markdown (``report.markdown``, as
+    ``--ruler-markdown`` writes it: the verdict section first, from the report's ``verdict`` or else
+    from ``verdict_lines``, then Table 3 per mode), and the terminal's rescue line (``report.lines``)."""
     from .markdown import markdown
 
     report = as_report(report)
-    lines = [markdown(report).rstrip("\n"), ""]
+    lines = [markdown(report, verdict_lines=verdict_lines).rstrip("\n"), ""]
     rescue = rescue_line(report)
     if rescue:
         lines += [f"**{rescue}**", ""]
-    if verdict_lines:
-        lines += ["## Verdict", ""]
-        lines += [f"- {'**' + text + '**' if colour in ('red', 'yellow') else text}" for text, colour in verdict_lines]
-        lines.append("")
     return "\n".join(lines)
 
 

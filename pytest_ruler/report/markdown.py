@@ -1,7 +1,10 @@
-"""A report dict as Markdown: the header, Table 3 per mode, the comparison, the depth sweeps.
+"""A report dict as Markdown: the header, the verdict first, Table 3 per mode, the comparison, the depth sweeps.
 
-    Report (or its dict) ──markdown(report, images=..., ci=False)──► Markdown text
+    Report (or its dict) ──markdown(report, images=..., ci=False, verdict_lines=())──► Markdown text
         header (an incomplete run's mark, model, back end, haystack, threshold, items, gate)
+        the verdict, the baseline's changed or significant cells, the failing cells with two example
+            predictions each (report.findings; only when the report has a ``verdict`` or verdict lines
+            are given: an older report renders as it did)
         Table 3 per mode: the mode's table (Report.mode(m).table()), with † (over the context) and ‡ (errors) marks
         native vs map-reduce, map-reduce compliance, depth sweeps (results.cells.depth_cells)
 
@@ -35,6 +38,7 @@ from ..results.cells import depth_cells
 from ..results.item import ItemResult
 from ..results.report import Report, as_report
 from ..results.table import skipped_notes, table_notes
+from .findings import findings
 from .load import MODE_TITLE
 
 __all__ = ["depth_label", "markdown"]
@@ -245,11 +249,14 @@ def _depth_section(report: Report, mode: str) -> list[str]:
     return out
 
 
-def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path] = (), ci: bool = False) -> str:
-    """The report (a ``Report`` or its dict) as Markdown: header, Table 3 per mode, comparisons, depth sweeps.
+def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path] = (), ci: bool = False,
+             verdict_lines: Sequence[tuple[str, str]] = ()) -> str:
+    """The report (a ``Report`` or its dict) as Markdown: header, the verdict, the baseline and the
+    failing cells (report.findings), Table 3 per mode, comparisons, depth sweeps.
 
     ``images`` (paths relative to where the Markdown will live) are linked at the end;
-    ``ci`` (``--ruler-ci``) shows standard errors and the Total's 95 % intervals.
+    ``ci`` (``--ruler-ci``) shows standard errors and the Total's 95 % intervals;
+    ``verdict_lines`` (``Verdict.lines()``) make the verdict section of a report without a ``verdict`` field.
     """
     report = as_report(report)
     threshold = report.threshold
@@ -280,6 +287,7 @@ def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path]
     lines.append("")
     if hay_warning:
         lines += [hay_warning, ""]
+    lines += findings(report, verdict_lines)  # the verdict, the baseline, the failing cells: before Table 3
 
     modes = report.modes
     if not modes:

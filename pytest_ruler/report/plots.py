@@ -13,7 +13,8 @@ interval breaks its band.
 
 matplotlib is optional (``pip install "pytest-ruler[plot]"``); it is imported only
 inside :func:`plot_scores`, drawing on the Agg canvas without touching pyplot's
-global state. Without it, ``RulerUsageError("--ruler-plots", out_dir, PLOT_FIX)``.
+global state. Each PNG is written atomically (a temporary file beside it, then
+``os.replace``: ``report.build.write_atomically``). Without it, ``RulerUsageError("--ruler-plots", out_dir, PLOT_FIX)``.
 
 Public names: ``MAX_TASK_LINES``, ``PLOT_FIX``, ``plot_scores``.
 """
@@ -31,6 +32,7 @@ from ..lengths import format_length
 from ..results.cells import depth_cells, ordered_tasks
 from ..results.report import Report, as_report
 from ..results.table import format_effective_length
+from .build import write_atomically
 from .load import MODE_TITLE
 from .markdown import depth_label
 
@@ -58,6 +60,12 @@ def _new_figure(Figure: Any, FigureCanvasAgg: Any, size: tuple[float, float]) ->
     fig = Figure(figsize=size, dpi=100)
     FigureCanvasAgg(fig)  # Agg canvas, no pyplot global state
     return fig
+
+
+def _save(fig: Any, path: Path) -> None:
+    """The figure as a PNG at ``path``, atomically (report.build.write_atomically): an earlier plot stays whole
+    until the new one is."""
+    write_atomically(path, lambda fh: fig.savefig(fh, format="png"), binary=True)
 
 
 def _length_axis(ax: Any, lengths: Sequence[int]) -> None:
@@ -144,7 +152,7 @@ def plot_scores(report: Report | Mapping[str, Any], out_dir: str | Path, *, pref
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small", frameon=False)
         fig.tight_layout()
         path = out / (f"{prefix}.scores.png" if mode == "native" else f"{prefix}.scores.{mode}.png")
-        fig.savefig(path, format="png")
+        _save(fig, path)
         written.append(path)
 
         for task, (depths, dlengths, cells) in depth_cells(report, mode).items():
@@ -167,6 +175,6 @@ def plot_scores(report: Report | Mapping[str, Any], out_dir: str | Path, *, pref
             fig.tight_layout()
             suffix = "" if mode == "native" else f".{mode}"
             path = out / f"{prefix}.depth.{_safe(task)}{suffix}.png"
-            fig.savefig(path, format="png")
+            _save(fig, path)
             written.append(path)
     return written

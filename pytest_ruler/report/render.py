@@ -2,6 +2,7 @@
 
     REPORT.json ──load.load_report──► Report ──markdown.markdown──► <stem>.md
                                                   └──plots.plot_scores──► <stem>.*.png (linked from the .md)
+    (each file written atomically: build.write_atomically)
 
 Public names: ``render_report``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import RulerUsageError
+from .build import write_atomically
 from .load import load_report
 from .markdown import markdown
 from .plots import PLOT_FIX, plot_scores
@@ -35,7 +37,7 @@ def render_report(path: str | Path, out_dir: str | Path | None = None, *, plots:
     prefix = src.stem
     md_path = dest / f"{prefix}.md"
     text = markdown(report, ci=ci)
-    md_path.write_text(text, encoding="utf-8")
+    write_atomically(md_path, lambda fh: fh.write(text))
     written = [md_path]
     if plots:
         try:
@@ -46,6 +48,6 @@ def render_report(path: str | Path, out_dir: str | Path | None = None, *, plots:
             raise RulerUsageError("plots", "matplotlib not installed", f"{PLOT_FIX}, or pass --no-plots (the Markdown was written to {md_path})") from None
         if pngs:
             text = markdown(report, images=[p.name for p in pngs], ci=ci)
-            md_path.write_text(text, encoding="utf-8")
+            write_atomically(md_path, lambda fh: fh.write(text))
         written += pngs
     return text, written

@@ -8,6 +8,13 @@
         <yours>   reporters.add(name, write) in a pytest_ruler_add_reporters hook (plugin.hookspecs)
     RunEnd (report, verdict, config, errors so far, say) ──reporter.write(end)──► the files it wrote (or None)
 
+The files are written atomically (``report.build.write_atomically``: a temporary file
+beside the target, then ``os.replace``). A run that finished no item (every item deselected,
+interrupted before the first) never replaces a complete report that has items: the JSON and the
+Markdown of such a run go beside it (``keep.json`` stays, ``keep.incomplete.json`` is written) and
+``say`` tells the terminal so (``ruler: kept keep.json (...)``). ``--collect-only`` writes
+nothing: the plugin hands ``RunRecord.finish`` no reporters then (plugin.terminal).
+
 A reporter writes; it does not gate. What it returns is the files it wrote (listed after
 "wrote:"), never a failure; a gate of your own is a ``pytest_ruler_summary`` hook. One that
 raises is one end-of-run error (``RULER ERROR: <what>: <why>``, and the run fails: an output
@@ -22,7 +29,9 @@ Public names: ``RunEnd``, ``Reporter``, ``Reporters``, ``builtin_reporters``.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,16 +109,57 @@ class Reporters:
 def _json(end: RunEnd) -> list[Path]:
     from .build import write_report
 
-    return [write_report(end.config.report, end.report)]
+    return [write_report(_target(end, end.config.report, _report_items, "report"), end.report)]
 
 
 def _markdown(end: RunEnd) -> list[Path]:
+    from .build import write_atomically
     from .markdown import markdown
 
-    path = end.config.markdown
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(scrub(markdown(end.report, ci=end.config.show_ci)), encoding="utf-8")
-    return [path]
+    text = scrub(markdown(end.report, ci=end.config.show_ci))
+    return [write_atomically(_target(end, end.config.markdown, _markdown_items, "Markdown"), lambda fh: fh.write(text))]
+
+
+def _target(end: RunEnd, path: Path, items_in: Callable[[Path], int], what: str) -> Path:
+    """Where this run's ``what`` goes: ``path``, unless this run finished no item and ``path`` holds a
+    complete report with items; then beside it (``keep.incomplete.json``), and the terminal says so."""
+    if end.report.items or not path.is_file():
+        return path
+    kept = items_in(path)
+    if not kept:
+        return path
+    beside = path.with_name(f"{path.stem}.incomplete{path.suffix}")
+    end.say(f"ruler: kept {path} (a complete report of {kept} item{'s' if kept != 1 else ''}): this run finished no item, "
+            f"so its {what} is {beside}")
+    return beside
+
+
+def _report_items(path: Path) -> int:
+    """The items of the complete pytest-ruler JSON report at ``path`` (0: not one, unreadable, or incomplete)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("pytest-ruler/") or data.get("complete") is False:
+        return 0
+    items = data.get("items")
+    return len(items) if isinstance(items, list) else 0
+
+
+def _markdown_items(path: Path) -> int:
+    """The items of the complete pytest-ruler Markdown at ``path``, from its ``Items`` line (report.markdown)
+    (0: not one, unreadable, or marked Interrupted/Incomplete)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return 0
+    if not lines or not lines[0].startswith("# RULER report:") or any(ln.startswith(("> **Interrupted**", "> **Incomplete**")) for ln in lines):
+        return 0
+    for line in lines:
+        if line.startswith("- **Items:** "):
+            counts = line.removeprefix("- **Items:** ").split(";")[0]
+            return sum(int(n) for n in re.findall(r"(?:^|, )(\d+) ", counts))
+    return 0
 
 
 def _plots(end: RunEnd) -> list[Path]:

@@ -1,4 +1,4 @@
-"""On GitHub Actions the plugin writes Table 3 and the verdict to $GITHUB_STEP_SUMMARY and
+"""On GitHub Actions the plugin writes the verdict, then Table 3, to $GITHUB_STEP_SUMMARY and
 prints ::error lines for failing cells and a failed gate (the scripted test engine, not a model)."""
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ def test_step_summary_and_annotations_on_github_actions(pytester, monkeypatch, t
     assert any(ln.startswith("| cwe | 0.0") for ln in text.splitlines())
     assert any(ln.startswith("| **Total** | 50.0") for ln in text.splitlines())
     assert "## Verdict" in text and "gate FAILED" in text
+    sections = [ln for ln in text.splitlines() if ln.startswith("## ")]
+    assert sections[:3] == ["## Verdict", "## Failing cells", "## Effective context length"]  # the verdict first (issue 34), once
+    assert sections.count("## Verdict") == 1 and "- **cwe @ 1K**: score 0.0 \u2264 mark 85.6" in text
     out = result.stdout.lines
     assert "::error title=RULER cwe @ 1K::score 0.0 <= threshold 85.6" in out
     gate_errors = [ln for ln in out if ln.startswith("::error title=RULER gate::gate FAILED")]
