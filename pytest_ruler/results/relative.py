@@ -80,10 +80,10 @@ def resolve(items: Iterable[ItemResult], mark: RelativeMark) -> Resolved:
         first = tested[0] if tested else None
         task_bases[task] = task_scores.get(task, {}).get(first) if first is not None else None
     marks = {t: (F * b if b is not None else NO_BASE) for t, b in task_bases.items()}  # no base of its own: nothing passes
-    judged = tuple(judged(r, marks.get(r.task, threshold)) for r in items)
+    rejudged = tuple(judged(r, marks.get(r.task, threshold)) for r in items)
     info = {"fraction": F, "base_length": base_length, "base_score": base_score,
             "task_bases": {t: b for t, b in task_bases.items()}}
-    return Resolved(threshold, marks, judged, info)
+    return Resolved(threshold, marks, rejudged, info)
 
 
 def rejudge(report: Any, mark: float | RelativeMark) -> Any:

@@ -79,8 +79,10 @@ def test_an_errored_item_is_a_failing_cell_and_fails_the_gate(pytester, monkeypa
     monkeypatch.setenv("FLAKY_ACTION", "raise")
     result = run(pytester, *FLAKY, "--ruler-lengths=1k", "--ruler-require-effective-length=1k", "--ruler-report=r.json", "--junitxml=j.xml", *xdist)
     out = result.stdout.str()
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=1, failed=2)  # niah passed; vt errored; the verdict (ruler::verdict) failed
     assert result.ret == 1
+    assert out.splitlines()[-1].startswith("=") and "2 failed" in out.splitlines()[-1]
+    assert "FAILED ruler::verdict - ruler verdict: FAILED" in out
     vt_row = next(ln for ln in out.splitlines() if ln.startswith("vt "))
     assert "ERR" in vt_row
     total = next(ln for ln in out.splitlines() if ln.startswith("Total"))
