@@ -99,12 +99,17 @@ def test_the_sharded_workflow_runs_as_written(pytester, monkeypatch, capsys, tmp
     commands = _workflow_commands("ruler-sharded-gate.yml")
     shard_cmd = next(c for c in commands["shard"] if c.startswith("pytest "))
     small = ["--ruler-tasks=niah_single_1,vt,cwe", "--ruler-lengths=1k,2k", "--ruler-samples=1", *AS_EMBEDDED]
+    command, _, tolerated = shard_cmd.partition(" || ")
+    assert tolerated == "[ $? -eq 2 ]"  # a shard that measured its share is "not decided": the job passes on 2
     for k in range(1, 5):
-        line = shard_cmd.replace("${{ vars.MODEL_PATH }}", "smollm2-135m").replace("${{ matrix.shard }}", str(k))
+        line = command.replace("${{ vars.MODEL_PATH }}", "smollm2-135m").replace("${{ matrix.shard }}", str(k))
         args = [a for a in shlex.split(line)[1:] if a not in ("-n", "auto")]  # one process here (a GPU slot each there)
         assert f"--ruler-shard={k}/4" in args
-        assert run(pytester, *args, *small).ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        shard = run(pytester, *args, *small)
+        assert shard.ret == 2, shard.stdout.str()  # cwe fails under the oracle: measured (xfailed), never a failure here
+        assert "ruler verdict: NOT DECIDED" in shard.stdout.str()
     whole = run(pytester, "--ruler-model=smollm2-135m", "--ruler-only", "--ruler-report=whole.json", *small)
+    capsys.readouterr()  # the in-process runs echo their output here: only the gate job's is read below
     monkeypatch.chdir(pytester.path)
     gate_job = commands["gate"]
     assert [c.split()[:2] for c in gate_job if c.startswith("pytest-ruler")] == [["pytest-ruler", "merge"], ["pytest-ruler", "gate"],
@@ -123,9 +128,10 @@ def test_the_sharded_workflow_runs_as_written(pytester, monkeypatch, capsys, tmp
     merged, unsharded = json.loads((pytester.path / "ruler.json").read_text()), json.loads((pytester.path / "whole.json").read_text())
     assert merged["summary"] == unsharded["summary"] and len(merged["items"]) == 6 and merged["shards"]["missing"] == []
     # the gate asks 64K of a 1K/2K run: it fails, and says so on the merged run's step summary
-    gate_lines = [ln for ln in out.splitlines() if ln.startswith("gate ")]
-    assert codes["gate"] == 1 and len(gate_lines) == 1 and gate_lines[0].startswith("gate FAILED: effective length")
+    gate_lines = [ln for ln in out.splitlines() if ln.startswith(("gate ", "ruler verdict:"))]
+    assert codes["gate"] == 1 and len(gate_lines) == 2 and gate_lines[0].startswith("gate FAILED: effective length")
+    assert gate_lines[1].startswith("ruler verdict: FAILED")
     assert "## Effective context length" in summary.read_text() and "gate FAILED" in summary.read_text()
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     assert whole.ret == pytest.ExitCode.TESTS_FAILED and main(["gate", "whole.json", "--require-effective-length=64k"]) == 1
-    assert [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("gate ")] == gate_lines
+    assert [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(("gate ", "ruler verdict:"))] == gate_lines
