@@ -131,7 +131,7 @@ def test_the_sharded_workflow_runs_as_written(pytester, monkeypatch, capsys, tmp
     gate_lines = [ln for ln in out.splitlines() if ln.startswith(("gate ", "ruler verdict:"))]
     assert codes["gate"] == 1 and len(gate_lines) == 2 and gate_lines[0].startswith("gate FAILED: effective length")
     assert gate_lines[1].startswith("ruler verdict: FAILED")
-    assert "## Effective context length" in summary.read_text() and "gate FAILED" in summary.read_text()
+    assert "## Effective context length" in summary.read_text() and "## Verdict\n\n**FAILED**" in summary.read_text()
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     assert whole.ret == pytest.ExitCode.TESTS_FAILED and main(["gate", "whole.json", "--require-effective-length=64k"]) == 1
     assert [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(("gate ", "ruler verdict:"))] == gate_lines
