@@ -10,7 +10,15 @@ key is refused with the known ones listed. Without ``options`` every
 option that is its context: the start-up check reads it through the same resolver
 as the engine (``--ruler-max-model-len`` first), so a length over it is refused
 before any item runs. ``EngineBase`` gives the other members their defaults
-(``describe``, ``preflight``, ``on_wait``, ``close``).
+(``preflight``, ``on_wait``, ``close``).
+
+``identity()`` is everything that changes the engine's answers, as a JSON-able dict
+(never a secret): the prediction cache keys every answer on it, together with the name
+the engine is registered under and its class (``module.qualname``), and the report's
+``engine`` records it. Bump ``version`` when the rule changes, or old answers come
+back from the cache. ``describe(config)`` (a class or static method) returns the same
+dict without building the engine, so a rerun served entirely from the cache never
+loads it; the default, None, builds the engine and asks ``identity()``.
 """
 
 import re
@@ -28,8 +36,12 @@ class EchoLastNumberEngine(EngineBase):
         self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
         self.max_context = self.context_length(config).tokens
 
+    @staticmethod
+    def describe(config):
+        return {"rule": "last 7-digit number", "version": 1}
+
     def identity(self):
-        return {"engine": self.name, "version": 1}
+        return {"rule": "last 7-digit number", "version": 1}
 
     def generate(self, requests, on_result=None):
         run, refused = check_context(requests, self.max_context)

@@ -25,6 +25,8 @@ Sub-commands (names fixed by the user contract):
 - ``merge SHARD.json ... --out MERGED.json [--partial]``: the reports of ``--ruler-shard=i/N``
   runs into the whole run's report (``results.merge``: each read by the one reader; mixed
   runs, overlapping items and missing shards refused; the summary computed from the items).
+- ``cache info|clear [--cache-dir DIR] [--model NAME] [--yes]``: the prediction cache's folder,
+  size and predictions per model; clearing all or one model's, asking first (``run.cache_command``).
 - ``tasks``: lists the registered tasks and their families.
 - ``--version``: prints ``pytest-ruler <version>``.
 
@@ -388,6 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--partial", action="store_true", help="merge although shards are missing (marked partial: never gated as whole)")
     m.set_defaults(func=_cmd_merge)
 
+    from .run.cache_command import add_parser as add_cache_parser
+
+    add_cache_parser(sub)
     t = sub.add_parser("tasks", help="list the registered tasks")
     t.set_defaults(func=_cmd_tasks)
     return p

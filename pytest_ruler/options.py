@@ -142,7 +142,7 @@ _OPTIONS: tuple[Option, ...] = (
            parse_template_kwargs, metavar="KEY=VALUE"),
     Option("think-start", "the text that opens a model's thinking", parse_marker, "<think>", metavar="TEXT"),
     Option("think-end", "the text that ends a model's thinking: the answer is what follows it", parse_marker, "</think>", metavar="TEXT"),
-    Option("cache-dir", "prediction cache folder (default: inside pytest's cache dir)", parse_path, metavar="DIR"),
+    Option("cache-dir", "prediction cache folder (default: $RULER_PREDICTIONS_DIR, else a per-user cache folder; pytest --cache-clear keeps it)", parse_path, metavar="DIR"),
     Option("no-cache", "do not read or write the prediction cache", parse_flag, flag=True),
     Option("only", "run only the RULER items, not the other collected tests", parse_flag, flag=True),
     Option("no-suite", "do not add the standard suite's items: run only your own tests, with the plugin configured", parse_flag, flag=True),

@@ -1,4 +1,4 @@
-"""Shared fixtures: the embedded tokenizer and a generation context over the test data."""
+"""Shared fixtures: the embedded tokenizer, a generation context over the test data, and a prediction cache of each test's own."""
 
 from __future__ import annotations
 
@@ -42,3 +42,13 @@ def _not_on_github_actions(monkeypatch):
     into the job's real step summary or print annotations meant for a user's run."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _own_prediction_cache(monkeypatch, tmp_path_factory):
+    """Every test has its own prediction cache (the plugin's default is a per-user folder): no test
+    writes to the developer's, and none is answered from another test's. The variable reaches
+    pytester runs, their xdist workers and subprocesses; two runs of one test share the folder."""
+    from pytest_ruler.folders import PREDICTIONS_ENV
+
+    monkeypatch.setenv(PREDICTIONS_ENV, str(tmp_path_factory.mktemp("predictions")))

@@ -11,7 +11,13 @@ Data flow::
         .describe(config), .preflight(config), .context_length(config, reported, tokenizer=)
                         the :class:`~.base.EngineBase` members; a factory that does not derive
                         from it keeps its own where it has them and gets the defaults otherwise
+        .class_name()   ``module.qualname`` of the factory (the engine class, or the callable)
     load_engine(config) ──► entry(resolve_backend(config.backend)).factory()(config)
+    engine_identity(config, loaded=) ──► {"backend": the concrete name, "class": .class_name(),
+        "engine": .describe(config), else loaded().identity() (None: not loaded)}: the cache identity
+        (run.cache.prediction_key) and the report's ``engine`` (results.identity.engine_record).
+        The name and class are part of it, so an engine registered under another name, or a
+        subclass that inherits its parent's ``identity()``, never gets its parent's answers.
 
 ``auto`` is vllm when it is importable and can run here (a GPU is visible, or the
 installed vLLM is the CPU build, measured faster than hf on CPU: see bench/engines.py
@@ -20,7 +26,7 @@ and the README), else hf. Importing this module reads the built-in declarations
 
 Public names: ``EngineEntry``, ``BUILTIN_ENGINES``, ``register_engine``,
 ``unregister_engine``, ``engine_names``, ``entry``, ``resolve_backend``,
-``describe_engine``, ``load_engine``.
+``describe_engine``, ``engine_identity``, ``load_engine``.
 """
 
 from __future__ import annotations
@@ -37,8 +43,8 @@ from .base import EngineBase, EngineConfig
 from .context import ContextLength, resolve_context
 from .options import EngineOption
 
-__all__ = ["BUILTIN_ENGINES", "EngineEntry", "describe_engine", "engine_names", "entry", "load_engine", "register_engine",
-           "resolve_backend", "unregister_engine"]
+__all__ = ["BUILTIN_ENGINES", "EngineEntry", "describe_engine", "engine_identity", "engine_names", "entry", "load_engine",
+           "register_engine", "resolve_backend", "unregister_engine"]
 
 
 @dataclass(frozen=True)
@@ -65,8 +71,14 @@ class EngineEntry:
         found = getattr(self.factory(), member, None)
         return found if callable(found) else None
 
+    def class_name(self) -> str:
+        """``module.qualname`` of the factory: the engine class, or the callable that builds it."""
+        factory = self.factory()
+        named = factory if hasattr(factory, "__qualname__") else type(factory)
+        return f"{getattr(named, '__module__', None) or '?'}.{named.__qualname__}"
+
     def describe(self, config: EngineConfig) -> Mapping[str, Any] | None:
-        """The engine's cache identity without building it, when it can tell (else None)."""
+        """What the engine says of itself without building it, when it can tell (else None)."""
         base = self._base()
         own = base.describe if base is not None else self._own("describe")
         return own(config) if own is not None else None
@@ -169,8 +181,18 @@ def resolve_backend(backend: str) -> str:
 
 
 def describe_engine(config: EngineConfig) -> Mapping[str, Any] | None:
-    """The engine's cache identity without loading it, when its factory can tell."""
+    """What the engine says of itself without loading it, when its factory can tell."""
     return entry(resolve_backend(config.backend)).describe(config)
+
+
+def engine_identity(config: EngineConfig, loaded: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """The cache identity of ``config``'s engine (see the module docstring): ``loaded`` gives the
+    built engine when its factory cannot describe it (None: its own part stays None)."""
+    found = entry(resolve_backend(config.backend))
+    own = found.describe(config)
+    if own is None and loaded is not None:
+        own = loaded().identity()
+    return {"backend": found.name, "class": found.class_name(), "engine": None if own is None else dict(own)}
 
 
 def load_engine(config: EngineConfig) -> Any:

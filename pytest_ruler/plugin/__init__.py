@@ -14,14 +14,20 @@ Hooks, each a hand-off:
 - ``pytest_addoption``: ``options.add_options`` (the spec's data);
 - ``pytest_load_initial_conftests``: an xdist worker pins its GPU slot (``engines.gpus``);
 - ``pytest_configure``: active only: ``pytest_ruler_register`` (historic, so conftests
-  of subfolders register too), ``config.build_config``, a ``run.session.RulerSession``,
+  of subfolders register too), ``config.build_config``, a ``run.session.RulerSession`` (its
+  prediction cache in ``--ruler-cache-dir``, else ``folders.predictions_dir()``: a per-user
+  folder outside ``.pytest_cache``; with ``pytest --cache-clear`` the header says the
+  predictions were kept and how to clear them),
   ``run.preflight.check_start`` and the run's plugin object
   (:class:`~pytest_ruler.plugin.terminal.RulerPlugin`, which builds the items and
   reports) and, on the controller, the two that keep the run's end (:mod:`.run_end`:
   a second Ctrl-C, another output's full disk), and with ``--ruler-shard`` the shard's selection
   (:mod:`.shards`);
 - ``pytest_xdist_auto_num_workers``, ``pytest_runtest_makereport`` (results ride on
-  the test report to an xdist controller), ``pytest_unconfigure`` (closes the session).
+  the test report to an xdist controller), ``pytest_sessionfinish`` on a worker and
+  ``pytest_testnodedown`` on the controller (the engine identity a worker used rides on its
+  ``workeroutput``, so the controller's report names it without loading an engine),
+  ``pytest_unconfigure`` (closes the session).
 
 Fixtures: ``ruler_session``, ``ruler``, ``ruler_mapreduce``; their runners are
 :mod:`.fixtures` (imported when a fixture is used with an active session).
@@ -37,6 +43,7 @@ import pytest
 from ..options import add_options, early_value, is_active, raw_value
 from .keys import RESULT_ATTR, SESSION_KEY
 
+IDENTITY_OUTPUT = "ruler_engine_identity"  # the xdist workeroutput key of the engine identity a worker used
 MARKER = "ruler(task=None, lengths=None, samples=None, threshold=None, seed=0): a RULER check for the `ruler` fixture"
 NO_MODEL = "RULER tests need a model: pass --ruler-model=NAME (e.g. --ruler-model=smollm2-135m)"
 
@@ -72,9 +79,8 @@ def pytest_configure(config: Any) -> None:
     config.addinivalue_line("markers", MARKER)
     if not is_active(config):
         return
-    from pathlib import Path
-
     from ..errors import RulerUsageError
+    from ..folders import predictions_dir
     from .config import build_config
     from ..run.session import RulerSession
     from .registry import Registry
@@ -83,10 +89,7 @@ def pytest_configure(config: Any) -> None:
     try:
         config.hook.pytest_ruler_register.call_historic(kwargs={"registry": Registry()})
         rc = build_config(config)
-        cache_dir = rc.cache_dir
-        if cache_dir is None and getattr(config, "cache", None) is not None:
-            cache_dir = Path(config.cache.mkdir("ruler"))
-        rs = RulerSession(rc, cache_dir)
+        rs = RulerSession(rc, rc.cache_dir or predictions_dir())
         if not hasattr(config, "workerinput"):  # once per run: the controller (or the only process)
             from ..run.preflight import check_start
 
@@ -107,7 +110,20 @@ def pytest_configure(config: Any) -> None:
 
         config.pluginmanager.register(HeldCtrlC(), "ruler-held-ctrl-c")
         config.pluginmanager.register(OutputErrors(config, run.output_lost), "ruler-output-errors")
+        if getattr(config.option, "cacheclear", False) and not rs.config.no_cache:
+            config.pluginmanager.register(_PredictionsKept(rs.cache_dir), "ruler-predictions-kept")
     _stop_on_sigterm(config)
+
+
+class _PredictionsKept:
+    """``pytest --cache-clear`` empties pytest's cache, never the predictions: the header says so."""
+
+    def __init__(self, folder: Any):
+        self.folder = folder
+
+    def pytest_report_header(self, config: Any) -> list[str]:
+        return [f"ruler: --cache-clear keeps the predictions in {self.folder}; "
+                f"clear them with `pytest-ruler cache clear --cache-dir {self.folder}`"]
 
 
 def _stop_on_sigterm(config: Any) -> None:
@@ -146,6 +162,32 @@ def pytest_runtest_makereport(item: Any, call: Any):
     if results and call.when == "call":
         # extra report attributes travel to the xdist controller with the report
         outcome.get_result().ruler = [r.to_dict() for r in results]
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    """An xdist worker hands the engine identity it used to the controller (``pytest_testnodedown``)."""
+    output = getattr(session.config, "workeroutput", None)
+    rs = session.config.stash.get(SESSION_KEY, None)
+    if output is None or rs is None:
+        return
+    try:
+        identity = rs.known_identity()
+    except Exception:  # the items said why (an engine that cannot describe itself); nothing to hand over
+        return
+    if identity.get("engine") is not None:
+        import json
+
+        from ..engines.base import stable_json
+
+        output[IDENTITY_OUTPUT] = json.loads(stable_json(identity))  # plain JSON types cross execnet
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    rs = node.config.stash.get(SESSION_KEY, None)
+    identity = (getattr(node, "workeroutput", None) or {}).get(IDENTITY_OUTPUT)
+    if rs is not None and identity is not None:
+        rs.adopt_identity(identity)
 
 
 def pytest_unconfigure(config: Any) -> None:

@@ -1,8 +1,11 @@
 """``pytest-ruler compare OLD.json NEW.json``: two saved reports as a Markdown delta table (a PR comment).
 
     old report, new report (Reports or their dicts) ──compare_markdown(old, new, alpha=, test=)──► Markdown
+        first, when the two reports' ``engine`` identities differ, the fields that differ
+        (results.identity.engine_differences: dtype, class, library versions, ...)
         effective length and Avg old → new per mode (each mode's Table 3, computed once)
-        one row per (task, length, mode) cell: old score, new score, change, samples,
+        one row per (task, length, mode) cell in Table 3's order (native, then map-reduce; tasks
+        in the table's row order, results.cells.ordered_tasks; lengths ascending): old score, new score, change, samples,
         p-value and significance (results.baseline.compare: scores pooled over seeds,
         one-sided test of a drop, Holm-corrected over the cells; the plugin's
         ``--ruler-baseline`` statistics), then the cells only one report has
@@ -19,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..lengths import format_length
+from ..results.cells import ordered_tasks
+from ..results.identity import engine_differences
 from ..results.report import Report, as_report
 from .load import MODE_TITLE
 
@@ -58,6 +63,13 @@ def _errored(report: Report) -> set[tuple[str, int, str]]:
     return {(r.task, r.length, r.mode) for r in report.items if r.error is not None}
 
 
+def _table3_order(cells: Sequence[Any]) -> list[Any]:
+    """``cells`` (each with task, length, mode) in Table 3's order: native first, tasks in the table's
+    row order (``results.cells.ordered_tasks``), lengths ascending."""
+    rank = {t: i for i, t in enumerate(ordered_tasks([c.task for c in cells]))}
+    return sorted(cells, key=lambda c: (c.mode != "native", c.mode, rank[c.task], c.length))
+
+
 def compare_markdown(old: Report | Mapping[str, Any], new: Report | Mapping[str, Any], *, alpha: float = 0.05,
                      test: str = "two-proportion-z", old_name: str = "old", new_name: str = "new") -> str:
     """The Markdown delta table of ``new`` against ``old`` (reports or their dicts; see the module docstring)."""
@@ -69,6 +81,10 @@ def compare_markdown(old: Report | Mapping[str, Any], new: Report | Mapping[str,
     comparisons = compare({"items": [r.to_dict() for r in old.items if r.error is None]}, scored, alpha=alpha, test=test)
     header = summarize_regressions(comparisons, verbose=False)[1][0].removeprefix("baseline: ")
     lines = [f"## RULER: `{old_name}` → `{new_name}`", ""]
+    differ = engine_differences(old.field("engine"), new.field("engine"))
+    if differ:  # the scores may differ for this reason alone: said before any of them
+        lines += [f"> **Engine identities differ** ({len(differ)} field{'s' if len(differ) != 1 else ''}): "
+                  + "; ".join(f"`{d}`" for d in differ), ""]
     models = [r.model for r in (old, new)]
     lines.append(f"- **Model:** `{models[0]}`" + (f" → `{models[1]}`" if models[1] != models[0] else ""))
     for mode in ("native", "mapreduce"):
@@ -82,14 +98,14 @@ def compare_markdown(old: Report | Mapping[str, Any], new: Report | Mapping[str,
     if comparisons:
         lines.append(_row(["Task", "Length", "Mode", "Old", "New", "Change", "Samples", "p", "Significance"]))
         lines.append("|:---|---:|:---|---:|---:|---:|---:|---:|:---|")
-        for c in comparisons:
+        for c in _table3_order(comparisons):
             lines.append(_row([c.task, format_length(c.length), MODE_TITLE.get(c.mode, c.mode), f"{c.baseline_score:.1f}",
                                f"{c.current_score:.1f}", _change(c.delta), f"{c.baseline_n} → {c.current_n}",
                                f"{c.p_value:.3g}", _significance(c)]))
         lines.append("")
     errored = {"old": _errored(old), "new": _errored(new)}
     apart = []
-    for nc in comparisons.not_compared:
+    for nc in _table3_order(comparisons.not_compared):
         key = (nc.task, nc.length, nc.mode)
         why = [f"errored in the {side} report" for side, keys in errored.items() if key in keys] or [_REASONS.get(nc.reason, nc.reason)]
         apart.append(f"{nc.task} @ {format_length(nc.length)} ({MODE_TITLE.get(nc.mode, nc.mode)}): {', '.join(why)}")

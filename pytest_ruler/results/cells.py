@@ -25,9 +25,14 @@ __all__ = ["depth_cells", "depth_map", "mode_items", "ordered_tasks", "report_ce
 
 
 def ordered_tasks(names: Sequence[str]) -> list[str]:
-    """The paper's row order for its 13 tasks, then the others in the order given."""
+    """Table 3's row order: the paper's 13 tasks, then each pack's tasks in the pack's own order
+    (``tasks.registry.PACKS``), then the others in the order given."""
+    from ..tasks.registry import PACKS
+
     seen = list(dict.fromkeys(names))
-    return [t for t in TASK_ORDER if t in seen] + [t for t in seen if t not in TASK_ORDER]
+    order = [*TASK_ORDER, *(t for members in PACKS.values() for t in members)]
+    known = set(order)
+    return [t for t in order if t in seen] + [t for t in seen if t not in known]
 
 
 def mode_items(report: Mapping[str, Any], mode: str) -> list[Mapping[str, Any]]:

@@ -10,6 +10,9 @@
              (``AGREE``: model, backend, tokenizer, threshold, per-task marks, chat template,
              samples, seeds, preset, and the suite's tasks, lengths, depths, ..., the thinking settings
              (think budget, chat template kwargs, think markers) ``shard.SUITE_SETTINGS``);
+           - shards run on other engines: their ``engine`` entries differ
+             (``results.identity.engine_differences``: backend, class, dtype, mode, library
+             versions, ...; each field named with both values);
            - the same shard twice, or the same item (task, length, seed, mode) in two reports;
            - a missing shard, unless ``partial``
         3. the merged report: ``Report.of_results`` over every shard's items, so its summary
@@ -42,6 +45,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from ..shard import SUITE_SETTINGS
+from .identity import engine_differences
 from .report import Report
 
 __all__ = ["AGREE", "merge_files", "merge_reports"]
@@ -111,6 +115,12 @@ def merge_reports(reports: Sequence[tuple[str, Report]], *, partial: bool = Fals
             if value != settings[key]:
                 raise RulerUsageError(PARAMETER, name, f"its {key} is {value!r}, {first_name}'s {settings[key]!r}: "
                                                        "merge the shards of one run (same model, tokenizer, marks and settings)")
+        differ = engine_differences(first.field("engine"), report.field("engine"))
+        if differ:
+            shown = "; ".join(f"engine.{d}" for d in differ)
+            raise RulerUsageError(PARAMETER, name, f"it was run on another engine than {first_name} ({first_name} -> {Path(name).name}: "
+                                                   f"{shown}): merge the shards of one run (the same engine, engine options "
+                                                   "and libraries on every shard)")
         for i in indices:
             if i in held:
                 raise RulerUsageError(PARAMETER, name, f"shard {i}/{count} is also in {held[i]}: pass each shard's report once")

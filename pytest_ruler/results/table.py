@@ -105,11 +105,9 @@ def build_table(m: Any, ci: bool = False) -> Table:
     per_task_eff = dict(summary.get("per_task_effective_length") or {})
     lengths = sorted(set(m.lengths) | {int(L) for L in summary.get("per_length", {})})
     names = list(dict.fromkeys([*scores, *errored, *per_task_eff]))
-    from ..tasks.registry import PACKS
+    from .cells import ordered_tasks
 
-    order = [*TASK_ORDER, *(t for members in PACKS.values() for t in members)]  # the paper's 13, then each pack's own order
-    in_order = set(order)
-    tasks = [t for t in order if t in set(names)] + [t for t in names if t not in in_order]
+    tasks = ordered_tasks(names)  # the paper's 13, then each pack's own order, then the others
     iv = summary.get("intervals") or {}  # None: no per-sample scores in the report, no bound column
     bound = [] if not iv else ["Eff.LB"]
     bounds = dict(summary.get("per_task_effective_length_bound") or {})

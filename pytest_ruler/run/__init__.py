@@ -6,7 +6,8 @@ Data flow::
         item (task × length × seed) ──► run_item / run_mapreduce_item ──► ItemResult
     preflight.check_start(session): every check that can fail before a model loads
 
-Modules: ``session`` (RulerSession), ``cache`` (PredictionCache), ``preflight``
+Modules: ``session`` (RulerSession), ``cache`` (PredictionCache), ``cache_command``
+(``pytest-ruler cache info|clear``), ``preflight``
 (check_start), ``progress`` (the bar or plain lines of a long engine call), ``runner``
 (the work of one item), ``batching`` (cross-item batching, samples shared with a
 map-reduce twin), ``sequential`` (early stopping).

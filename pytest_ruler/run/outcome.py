@@ -201,6 +201,7 @@ class RunRecord:
             "chat_template": attempt("chat template", lambda: rs.frame.name), "samples_per_item": c.samples,
             "seeds": list(c.seeds), "preset": c.preset,
             "provenance": attempt("provenance", lambda: _provenance(rootpath)),
+            "engine": attempt("engine identity", rs.engine_record),  # the identity that keys the cache (run.session)
             "items_expected": len(self.expected), "items_finished": len(self.finished),
         }
         if c.shard is not None:  # a shard's report: merged by `pytest-ruler merge`, never gated alone

@@ -19,7 +19,12 @@ item's engine calls carry the batches of the items after it, up to
 
 The engine is built lazily, on the first cache miss: a rerun served entirely
 from the cache never loads the model. The cache key needs the engine's
-identity, which engines that can describe themselves give without loading.
+identity (``identity``: ``engines.registry.engine_identity``, its back end's name and class
+included), which engines that can describe themselves give without loading.
+``known_identity()`` is what this process knows of it without loading the engine (an xdist
+controller adopts a worker's with ``adopt_identity``); ``engine_record()`` is the report's
+top-level ``engine`` built from it (``results.identity.engine_record``, with the library
+versions of ``report.provenance``).
 An engine that fails to load fails once: the first item says why, every later
 item fails at once with one line pointing at it (no reload per item).
 
@@ -44,7 +49,8 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .cache import PredictionCache, prediction_key
 from ..options import RulerConfig
-from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, describe_engine, load_engine, resolve_backend
+from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, load_engine, resolve_backend
+from ..engines.registry import engine_identity
 from ..engines.base import Completion
 from ..outside_text import shown
 from . import runner
@@ -182,10 +188,34 @@ class RulerSession:
 
     @property
     def identity(self) -> Mapping[str, Any]:
+        """The cache identity (``engines.registry.engine_identity``); loads the engine only when it cannot describe itself."""
         if self._identity is None:
-            described = describe_engine(self.engine_config)
-            self._identity = described if described is not None else self.engine.identity()
+            self._identity = engine_identity(self.engine_config, lambda: self.engine)
         return self._identity
+
+    def known_identity(self) -> Mapping[str, Any]:
+        """The identity as far as it is known without loading the engine: this process's (or an
+        xdist worker's, :meth:`adopt_identity`), else the described one, whose own part is None
+        when only a loaded engine can tell."""
+        if self._identity is not None:
+            return self._identity
+        known = engine_identity(self.engine_config)
+        if known["engine"] is not None:
+            self._identity = known
+        return known
+
+    def adopt_identity(self, identity: Mapping[str, Any]) -> None:
+        """The identity an xdist worker used (the controller loads no engine to learn it)."""
+        if self._identity is None and isinstance(identity, Mapping) and identity.get("engine") is not None:
+            self._identity = identity
+
+    def engine_record(self) -> dict[str, Any] | None:
+        """The report's top-level ``engine``: :meth:`known_identity` with the engine options and the
+        library versions (``results.identity.engine_record``; secrets scrubbed)."""
+        from ..report.provenance import engine_versions
+        from ..results.identity import engine_record
+
+        return engine_record(self.known_identity(), options=self.config.engine_options, versions=engine_versions())
 
     @property
     def cache(self) -> PredictionCache | None:
@@ -271,6 +301,7 @@ class RulerSession:
         """
         keys = [prediction_key(self.identity, r) for r in requests]
         cache = self.cache
+        tag = cache.tag(self.config.model, self.backend, self.identity) if cache is not None else None
         hits = cache.get_many(keys) if cache is not None else {}
         from_cache = [k in hits for k in keys]
         results: list[Completion | None] = [hits.get(k) for k in keys]
@@ -286,7 +317,7 @@ class RulerSession:
                 c = _error_shown(c)
                 results[i] = c
                 if cache is not None:
-                    cache.put(keys[i], c)
+                    cache.put(keys[i], c, tag)
                 progress.advance(c.prompt_tokens + c.completion_tokens)
 
             self._progress = progress

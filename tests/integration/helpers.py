@@ -19,6 +19,16 @@ def report(pytester, name="r.json"):
     return json.loads((pytester.path / name).read_text())
 
 
+def prediction_db():
+    """The prediction cache file of this test's runs (tests/conftest.py points the default at a folder of the test's own)."""
+    import os
+    from pathlib import Path
+
+    from pytest_ruler.folders import PREDICTIONS_ENV
+
+    return Path(os.environ[PREDICTIONS_ENV]) / "predictions.sqlite"
+
+
 def wait_for_cached(db, count: int, timeout: float = 120) -> int:
     """Poll the prediction cache ``db`` until it holds ``count`` completions (or ``timeout`` passes); how many it holds."""
     import sqlite3

@@ -135,3 +135,17 @@ def test_the_sharded_workflow_runs_as_written(pytester, monkeypatch, capsys, tmp
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     assert whole.ret == pytest.ExitCode.TESTS_FAILED and main(["gate", "whole.json", "--require-effective-length=64k"]) == 1
     assert [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(("gate ", "ruler verdict:"))] == gate_lines
+
+
+def test_the_release_workflow_keeps_the_prediction_cache_it_runs_with():
+    """examples/ruler-release-gate.yml: actions/cache restores the folder the job's pytest writes its
+    predictions to (RULER_PREDICTIONS_DIR, in the workspace), not pytest's .pytest_cache."""
+    yaml = pytest.importorskip("yaml")
+    job = yaml.safe_load((EXAMPLES / "ruler-release-gate.yml").read_text())["jobs"]["ruler"]
+    folder = job["env"]["RULER_PREDICTIONS_DIR"]
+    assert folder.startswith("${{ github.workspace }}/")
+    cache = next(step for step in job["steps"] if str(step.get("uses", "")).startswith("actions/cache"))
+    paths = cache["with"]["path"].split()
+    assert folder.removeprefix("${{ github.workspace }}/") in paths and not any(".pytest_cache" in p for p in paths)
+    runs = [step for step in job["steps"] if "pytest " in step.get("run", "")]
+    assert runs and not any("--ruler-cache-dir" in step["run"] or "--ruler-no-cache" in step["run"] for step in runs)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from .helpers import SCRIPTED, XDIST, report, run, wait_for_cached
+from .helpers import SCRIPTED, XDIST, prediction_db, report, run, wait_for_cached
 
 
 def test_plain_pytest_is_unchanged(pytester):
@@ -123,7 +123,7 @@ def test_a_crash_in_a_call_shared_by_items_keeps_every_answer_that_arrived(pytes
 def test_a_killed_run_keeps_finished_samples(pytester):
     args = [sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", *SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=40", "--ruler-engine-option=delay=0.1"]
     proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    db = pytester.path / ".pytest_cache" / "d" / "ruler" / "predictions.sqlite"
+    db = prediction_db()
     done = wait_for_cached(db, 5)
     proc.kill()
     proc.wait()

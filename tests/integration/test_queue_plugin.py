@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from .helpers import XDIST, report, run, wait_for_cached
+from .helpers import XDIST, prediction_db, report, run, wait_for_cached
 
 FAKE_CONFTEST = """
 import os
@@ -103,7 +103,7 @@ def test_a_killed_run_keeps_the_answers_of_a_shared_call(pytester, sig):
             "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=20", "--ruler-engine-option=delay=0.1"]
     proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal would
-    db = pytester.path / ".pytest_cache" / "d" / "ruler" / "predictions.sqlite"
+    db = prediction_db()
     done = wait_for_cached(db, 5)
     proc.send_signal(sig)
     proc.wait(timeout=60)

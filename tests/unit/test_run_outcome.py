@@ -32,6 +32,9 @@ class FakeSession:
     def haystack_label(self, task):
         return "noise"
 
+    def engine_record(self):
+        return {"backend": "scripted", "class": "fake.Engine", "mode": "oracle", "options": {}, "versions": {}}
+
     def errored_result(self, task, length, seed, mode, error):
         return runner.errored_result(self.config, task, length, seed, mode, error)
 

@@ -165,3 +165,26 @@ def test_shards_run_with_other_thinking_settings_are_refused_naming_it(setting, 
     with pytest.raises(RulerUsageError, match=f"its run's {setting} is ") as exc:
         merge_reports([(n1, s1), (n2, s2)])
     assert "s2.json" in str(exc.value) and "same options on every shard" in str(exc.value)
+
+
+ENGINE = {"backend": "hf", "class": "pytest_ruler.engines.hf.HFEngine", "dtype": "bfloat16", "model": {"hub_id": "m", "revision": "abc"},
+          "options": {"attn": "sdpa"}, "versions": {"torch": "2.5.1", "transformers": "4.46.0", "vllm": None}}
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"dtype": "float32"}, "engine.dtype: bfloat16 -> float32"),
+    ({"class": "conftest.Mine"}, "engine.class: pytest_ruler.engines.hf.HFEngine -> conftest.Mine"),
+    ({"model": {"hub_id": "m", "revision": "def"}}, "engine.model.revision: abc -> def"),
+    ({"versions": {**ENGINE["versions"], "torch": "2.6.0"}}, "engine.versions.torch: 2.5.1 -> 2.6.0"),
+])
+def test_shards_run_on_other_engines_are_refused_naming_the_field_and_both_values(change, named):
+    (n1, s1), (n2, s2) = _shards(2)
+    first, other = s1.with_fields(engine=ENGINE), s2.with_fields(engine={**ENGINE, **change})
+    with pytest.raises(RulerUsageError) as exc:
+        merge_reports([(n1, first), (n2, other)])
+    assert named in str(exc.value) and "s1.json" in str(exc.value) and "s2.json" in str(exc.value)
+    # the same engine (options aside: they are not its identity) merges, and the merged report keeps it
+    merged = merge_reports([(n1, first), (n2, s2.with_fields(engine={**ENGINE, "options": {}}))])
+    assert merged.field("engine") == ENGINE
+    # reports from before the field: nothing to compare
+    assert merge_reports([(n1, s1), (n2, s2.with_fields(engine=ENGINE))]).items

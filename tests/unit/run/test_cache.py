@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
+import pytest
+
 from pytest_ruler.run.cache import PredictionCache, prediction_key
 from pytest_ruler.engines.base import Completion, GenerationRequest
 
@@ -59,3 +61,84 @@ def test_parallel_writers_lose_nothing(tmp_path):
     cache = PredictionCache(tmp_path)
     assert len(cache) == 600
     assert cache.get_many(["k0", "k599"])["k599"].text == "599"
+
+
+# ---- engines named per completion; what a folder holds; clearing it ---------------------------
+
+
+def _filled(folder):
+    from pytest_ruler.run.cache import PredictionCache
+
+    cache = PredictionCache(folder)
+    a = cache.tag("model-a", "hf", {"backend": "hf", "engine": {"dtype": "float32"}})
+    b = cache.tag("model-b", "vllm", {"backend": "vllm", "engine": {"api_key": "sk-not-kept", "dtype": "bfloat16"}})
+    for i in range(3):
+        cache.put(f"a{i}", Completion("x", 3, 1, "stop"), a)
+    cache.put("b0", Completion("y", 3, 1, "stop"), b)
+    cache.close()
+
+
+def test_contents_count_the_predictions_per_model_and_create_nothing(tmp_path):
+    from pytest_ruler.run.cache import cache_contents
+
+    empty = cache_contents(tmp_path / "none")
+    assert (empty.exists, empty.entries) == (False, 0) and not (tmp_path / "none").exists()
+    _filled(tmp_path)
+    got = cache_contents(tmp_path)
+    assert got.exists and got.entries == 4 and got.size > 0
+    assert got.by_engine == (("model-a", "hf", 3), ("model-b", "vllm", 1)) and got.models == ["model-a", "model-b"]
+    import sqlite3
+
+    stored = sqlite3.connect(tmp_path / "predictions.sqlite").execute("SELECT identity FROM engines").fetchall()
+    assert "sk-not-kept" not in repr(stored) and "<secret>" in repr(stored)  # a credential-named field never stored
+
+
+def test_clearing_one_model_keeps_the_others(tmp_path):
+    from pytest_ruler.run.cache import cache_contents, clear_cache
+
+    _filled(tmp_path)
+    done = clear_cache(tmp_path, "model-a")
+    assert (done.removed, done.kept) == (3, 1)
+    assert cache_contents(tmp_path).by_engine == (("model-b", "vllm", 1),)
+    assert clear_cache(tmp_path, "model-z").removed == 0
+
+
+def test_clearing_all_removes_every_prediction_and_the_corrupt_files_aside(tmp_path):
+    from pytest_ruler.run.cache import PredictionCache, cache_contents, clear_cache
+
+    _filled(tmp_path)
+    aside = tmp_path / "predictions.sqlite.corrupt-20260101-000000"
+    aside.write_bytes(b"junk")
+    done = clear_cache(tmp_path)
+    assert (done.removed, done.kept, done.files) == (4, 0, (aside,)) and not aside.exists()
+    assert cache_contents(tmp_path).entries == 0
+    cache = PredictionCache(tmp_path)  # still a sound cache
+    cache.put("k", Completion("z", 1, 1, "stop"))
+    assert len(cache) == 1
+    cache.close()
+
+
+def test_an_older_file_without_engine_names_is_counted_and_cleared_whole(tmp_path):
+    import sqlite3
+
+    from pytest_ruler.run.cache import cache_contents, clear_cache
+
+    conn = sqlite3.connect(tmp_path / "predictions.sqlite")
+    conn.execute("CREATE TABLE completions (key TEXT PRIMARY KEY, text TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, "
+                 "completion_tokens INTEGER NOT NULL, finish_reason TEXT NOT NULL, seconds REAL NOT NULL, created REAL NOT NULL)")
+    conn.execute("INSERT INTO completions VALUES ('k', 't', 1, 1, 'stop', 0, 0)")
+    conn.commit()
+    conn.close()
+    assert cache_contents(tmp_path).by_engine == ((None, None, 1),)
+    assert clear_cache(tmp_path, "m").removed == 0 and clear_cache(tmp_path).removed == 1
+
+
+def test_a_corrupt_file_is_removed_by_clearing_all_and_named_otherwise(tmp_path):
+    from pytest_ruler.errors import RulerUsageError
+    from pytest_ruler.run.cache import cache_contents, clear_cache
+
+    (tmp_path / "predictions.sqlite").write_bytes(b"not a database" * 100)
+    with pytest.raises(RulerUsageError, match="cannot be read"):
+        cache_contents(tmp_path)
+    done = clear_cache(tmp_path)
+    assert done.files == (tmp_path / "predictions.sqlite",) and not (tmp_path / "predictions.sqlite").exists()
