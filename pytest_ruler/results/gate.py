@@ -158,16 +158,16 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
 
 def gate(report: Any, *, required: int | None = None, mapreduce_required: int | None = None,
          baseline: Any = None, baseline_path: str | None = None,
-         alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None,
-         identity_notes: Sequence[str] = ()) -> Verdict:
+         alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None) -> Verdict:
     """The verdict on a report (see the module docstring): a ``Report`` or a report dict
     (``results.report.as_report``); its summary is the one computed from its items.
     ``baseline`` is an earlier report (see :func:`pytest_ruler.results.baseline.load_baseline`);
     its cells are compared with this report's items that did not error (paired where they
     share questions). ``confidence`` (e.g. 0.95) gates on the effective length's lower
     confidence bound. With no gate and no baseline, every item's own mark decides (under
-    ``rel:F``, the marks resolved on the report's items). ``identity_notes``: how the baseline's
-    engine differs from this run's (``results.identity``), said in the verdict, never failing it."""
+    ``rel:F``, the marks resolved on the report's items). A baseline measured on another engine
+    (``results.identity.engine_differences``) is compared all the same, and the verdict says which
+    fields differ (a note: it never decides)."""
     report = as_report(report)
     relative = describe(report.field("relative_threshold"))
     asked = required is not None or mapreduce_required is not None or baseline is not None
@@ -204,8 +204,6 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
     baseline_lines: list[str] = []
     if baseline is not None and report.items:
         baseline_lines = _baseline(report, baseline, baseline_path, alpha, test, fields, reasons)
-        for note in identity_notes:
-            reasons.append(Reason("identity", NOTE, note))
     if not asked:  # every item's own mark decides
         reasons += _items(report, relative)
     if not reasons:
@@ -271,6 +269,14 @@ def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: f
         reasons.append(Reason("baseline", FAILED, f"a significant drop against {name}"))
     if passed:
         reasons.append(Reason("baseline", PASSED, f"no significant drop against {name} ({count(len(comparisons), 'cell')} compared)"))
+    from .identity import engine_differences
+
+    old = baseline.field("engine") if isinstance(baseline, Report) else (baseline or {}).get("engine")
+    differs = engine_differences(old, report.field("engine"))
+    if differs:
+        more = f" and {len(differs) - 4} more" if len(differs) > 4 else ""
+        reasons.append(Reason("identity", NOTE, f"{name} was measured on another engine ({'; '.join(differs[:4])}{more})"))
+        fields["baseline"]["engine_differences"] = differs
     return lines
 
 

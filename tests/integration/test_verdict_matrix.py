@@ -214,3 +214,16 @@ def test_the_cli_gate_prints_the_verdict_last_and_exits_with_it(pytester, capsys
     printed = capsys.readouterr().out.strip().splitlines()
     assert code == 1 and printed[-1].startswith("ruler verdict: FAILED")
     assert not any(ln.startswith("gate PASSED") for ln in printed)
+
+
+def test_a_baseline_from_another_engine_is_compared_and_named(pytester, capsys):
+    """A baseline measured with other engine settings is still compared; the verdict names what differs."""
+    pytester.makeconftest(SHORT_MEMORY)
+    pytester.runpytest("-p", "no:hypothesispytest", *BASE, "--ruler-lengths=1k", "--ruler-report=v1.json")
+    result = pytester.runpytest("-p", "no:hypothesispytest", *BASE, "--ruler-lengths=1k", "--ruler-report=v2.json",
+                                "--ruler-engine-option=mode=echo", "--ruler-baseline=v1.json")
+    line = _last_ruler_line(result.stdout.str())
+    assert "v1.json was measured on another engine (" in line and "mode: oracle -> echo" in line, line
+    data = json.loads((pytester.path / "v2.json").read_text())
+    assert data["baseline"]["engine_differences"] and data["verdict"]["line"] == line
+    assert [r["kind"] for r in data["verdict"]["reasons"]].count("identity") == 1
