@@ -227,3 +227,26 @@ def test_a_baseline_from_another_engine_is_compared_and_named(pytester, capsys):
     data = json.loads((pytester.path / "v2.json").read_text())
     assert data["baseline"]["engine_differences"] and data["verdict"]["line"] == line
     assert [r["kind"] for r in data["verdict"]["reasons"]].count("identity") == 1
+
+
+def test_x_stops_at_an_error_not_at_a_measurement(pytester, monkeypatch):
+    """-x with a gate: a measurement below its mark (xfailed) does not stop the run; an errored item does."""
+    pytester.makeconftest(SHORT_MEMORY)
+    result = pytester.runpytest("-p", "no:hypothesispytest", *BASE, "--ruler-lengths=2k,1k", "--ruler-require-effective-length=1k", "-x")
+    result.assert_outcomes(passed=3, xfailed=2)  # the 2K items fall short and the 1K ones still ran
+    monkeypatch.setenv("RULER_TEST_ACTION", "raise")
+    result = pytester.runpytest("-p", "no:hypothesispytest", *BASE, "--ruler-lengths=1k,2k", "--ruler-require-effective-length=1k", "-x",
+                                "--ruler-no-cache")
+    assert result.ret == 1 and "ruler verdict: FAILED" in result.stdout.str()
+    result.assert_outcomes(passed=1, failed=2)  # niah at 1K, then vt errored: stopped there; the verdict failed
+
+
+def test_lf_after_a_failed_verdict_reruns_the_selection_from_the_cache(pytester):
+    pytester.makeconftest(SHORT_MEMORY)
+    pytester.runpytest("-p", "no:hypothesispytest", *BASE, "--ruler-lengths=1k,2k", "--ruler-require-effective-length=2k",
+                       "-p", "cacheprovider")
+    again = pytester.runpytest("-p", "no:hypothesispytest", *BASE, "--ruler-lengths=1k,2k", "--ruler-require-effective-length=2k",
+                               "--lf", "--ruler-report=r.json")
+    assert again.ret == 1 and "known failures not in selected tests" in again.stdout.str()
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert len(data["items"]) == 4 and all(i["cached"] == i["samples"] for i in data["items"])
