@@ -16,7 +16,10 @@ runs differed by more than ``--load-tolerance`` (other work on the machine, not 
 would then be measured). ``--cooldown`` seconds pass before each run so that the previous
 run's own load decays. The processor (model name, capability flags) goes with the figures.
 
-    python bench/xdist_threads.py [--tasks niah_single_1,niah_single_2,vt] [--lengths 1k,2k] [--samples 3] [--rounds 1]
+    python bench/xdist_threads.py [--tasks niah_single_1,niah_single_2,vt] [--lengths 1k,2k] [--samples 3] [--rounds 1] [--before]
+
+``--before`` adds the arm as it was before issue 33 (``n2_every_core``: ``-n 2`` with the hf engine's
+``threads`` option at every core of this process), run in the same process as the other two.
 
 JSON goes to ``bench/results/xdist_threads.json`` (``--out``).
 """
@@ -38,12 +41,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 ARMS = {"n0": ["-n", "0"], "n2": ["-n", "2"]}
+# before issue 33: each worker's engine took every core (torch's default), which the hf engine's own
+# `threads` option reproduces; measured in the same run as the other two (--before)
+BEFORE = {"n2_every_core": ["-n", "2"]}
 
 
 def arm_command(arm: str, report: Path, ns: argparse.Namespace) -> list[str]:
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--ruler-only",
             f"--ruler-model={ns.model}", "--ruler-backend=hf", f"--ruler-tasks={ns.tasks}", f"--ruler-lengths={ns.lengths}",
-            f"--ruler-samples={ns.samples}", "--ruler-no-cache", f"--ruler-report={report}", *ARMS[arm]]
+            f"--ruler-samples={ns.samples}", "--ruler-no-cache", f"--ruler-report={report}", *{**ARMS, **BEFORE}[arm],
+            *([f"--ruler-engine-option=threads={_cpus()}"] if arm in BEFORE else [])]
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def run_arm(arm: str, work: Path, ns: argparse.Namespace) -> dict:
@@ -69,7 +83,7 @@ def run_arm(arm: str, work: Path, ns: argparse.Namespace) -> dict:
 
 def summarize(runs: list[dict], tolerance: float) -> dict:
     """Per-arm medians, the ratio n2/n0 (or null and why), and whether the arms' scores agree."""
-    arms = {arm: [r for r in runs if r["arm"] == arm] for arm in ARMS}
+    arms = {arm: [r for r in runs if r["arm"] == arm] for arm in {**ARMS, **BEFORE}}
     medians = {arm: statistics.median(r["wall_s"] for r in rs) for arm, rs in arms.items() if rs}
     loads = [r["load_before"] for r in runs]
     spread = max(loads) - min(loads) if loads else 0.0
@@ -81,8 +95,9 @@ def summarize(runs: list[dict], tolerance: float) -> dict:
                f"more than --load-tolerance={tolerance}: other work, not the arms, would be measured; rerun on a quiet machine")
     else:
         ratio = round(medians["n2"] / medians["n0"], 3)
+    before = round(medians["n2_every_core"] / medians["n0"], 3) if ratio is not None and "n2_every_core" in medians else None
     same = len({json.dumps(r["scores"], sort_keys=True) for r in runs}) == 1
-    return {"median_wall_s": medians, "n2_over_n0": ratio, "ratio_withheld_because": why,
+    return {"median_wall_s": medians, "n2_over_n0": ratio, "n2_every_core_over_n0": before, "ratio_withheld_because": why,
             "load_before_spread": round(spread, 2), "same_scores_in_every_run": same}
 
 
@@ -95,6 +110,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1, help="pairs of runs; each round swaps which arm goes first")
     ap.add_argument("--cooldown", type=float, default=60.0, help="seconds to wait before each run")
     ap.add_argument("--load-tolerance", type=float, default=1.0, help="largest spread of the pre-run load averages with a ratio")
+    ap.add_argument("--before", action="store_true", help="also the arm as before issue 33: -n 2, each worker on every core")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "xdist_threads.json"))
     ns = ap.parse_args()
 
@@ -111,7 +127,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ruler-xdist-threads-") as tmp:
         work = Path(tmp)
         for r in range(ns.rounds):
-            for arm in (["n0", "n2"] if r % 2 == 0 else ["n2", "n0"]):
+            order = ["n0", "n2"] + (["n2_every_core"] if ns.before else [])
+            for arm in (order if r % 2 == 0 else order[::-1]):
                 got = run_arm(arm, work, ns)
                 got["round"] = r
                 runs.append(got)
@@ -119,10 +136,12 @@ def main() -> int:
                       f"load {got['load_before']:.2f} -> {got['load_after']:.2f}", flush=True)
     summary = summarize(runs, ns.load_tolerance)
     shown = summary["n2_over_n0"] if summary["n2_over_n0"] is not None else f"null ({summary['ratio_withheld_because']})"
-    print(f"median wall: {summary['median_wall_s']}; n2/n0: {shown}; same scores in every run: {summary['same_scores_in_every_run']}")
+    print(f"median wall: {summary['median_wall_s']}; n2/n0: {shown}; n2 every core / n0: {summary['n2_every_core_over_n0']}; "
+          f"same scores in every run: {summary['same_scores_in_every_run']}")
     result = {"schema": "pytest-ruler/bench-xdist-threads/1",
               "machine": {"python": platform.python_version(), "cpus": cpus, "processor": processor},
-              "settings": vars(ns), "arms": {"n0": "-n 0 (one process)", "n2": "-n 2"},
+              "settings": vars(ns), "arms": {"n0": "-n 0 (one process)", "n2": "-n 2 (each worker its share of the cores)",
+                                             "n2_every_core": "-n 2, each worker on every core (before issue 33: threads=<all>)"},
               "runs": runs, "summary": summary}
     out = Path(ns.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,13 +19,15 @@ bfloat16 only where it is native, float32 otherwise; on GPU vLLM's own ``auto``)
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import RulerUsageError
 from ..parsers import DTYPES
-from . import processor as cpu
 from .base import EngineConfig, GenerationRequest
 from .options import PARAMETER, EngineOption, engine_options, unknown_keys
+
+if TYPE_CHECKING:
+    from .processor import DtypeChoice, Processor
 
 __all__ = [
     "ALLOW_LONG_ENV",
@@ -187,9 +189,11 @@ def _given(value: Any, fallback: Any) -> Any:
     return fallback if value is None else value
 
 
-def dtype_choice(config: EngineConfig, device: str = "cuda", processor: cpu.Processor | None = None) -> cpu.DtypeChoice:
+def dtype_choice(config: EngineConfig, device: str = "cuda", processor: Processor | None = None) -> DtypeChoice:
     """The dtype vLLM is given, and why: the option ``dtype``, else ``config.dtype``; ``auto``
     on CPU becomes :func:`~.processor.cpu_dtype` of ``processor`` (default: this machine's)."""
+    from . import processor as cpu  # read only when a dtype is chosen: not at plugin import
+
     option = engine_options(config, "vllm")["dtype"]
     asked_by = "--ruler-dtype" if option is None else "--ruler-engine-option=dtype"
     requested = _given(option, config.dtype) or "auto"
@@ -207,7 +211,7 @@ def llm_kwargs(
     model_config: Mapping[str, Any] | None = None,
     model_path: str | None = None,
     device: str = "cuda",
-    processor: cpu.Processor | None = None,
+    processor: Processor | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``vllm.LLM`` for a config (pure; no vllm needed).
 

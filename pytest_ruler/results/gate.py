@@ -158,7 +158,8 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
 
 def gate(report: Any, *, required: int | None = None, mapreduce_required: int | None = None,
          baseline: Any = None, baseline_path: str | None = None,
-         alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None) -> Verdict:
+         alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None,
+         suite: Iterable[tuple[str, int, int, str]] | None = None) -> Verdict:
     """The verdict on a report (see the module docstring): a ``Report`` or a report dict
     (``results.report.as_report``); its summary is the one computed from its items.
     ``baseline`` is an earlier report (see :func:`pytest_ruler.results.baseline.load_baseline`);
@@ -167,7 +168,9 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
     confidence bound. With no gate and no baseline, every item's own mark decides (under
     ``rel:F``, the marks resolved on the report's items). A baseline measured on another engine
     (``results.identity.engine_differences``) is compared all the same, and the verdict says which
-    fields differ (a note: it never decides)."""
+    fields differ (a note: it never decides). ``suite``: the (task, length, seed, mode) cells of the
+    standard suite's items, when the report also holds results of the user's own tests (which
+    assert their own marks): only those items' marks decide without a gate (default: every item)."""
     report = as_report(report)
     relative = describe(report.field("relative_threshold"))
     asked = required is not None or mapreduce_required is not None or baseline is not None
@@ -205,9 +208,9 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
     if baseline is not None and report.items:
         baseline_lines = _baseline(report, baseline, baseline_path, alpha, test, fields, reasons)
     if not asked:  # every item's own mark decides
-        reasons += _items(report, relative)
-    if not reasons:
-        reasons.append(Reason("items", FAILED, "no RULER item produced a result: nothing was measured"))
+        reasons += _items(report, relative, None if suite is None else set(suite))
+    if not reasons:  # asked: the gates said it; not asked: nothing to judge, and nothing failed
+        reasons.append(Reason("items", NOT_DECIDED if not asked else FAILED, "no RULER item produced a result: nothing was measured"))
     return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, baseline_lines)))
 
 
@@ -284,13 +287,14 @@ def _p(p: float) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 
 
-def _items(report: Report, relative: str | None) -> list[Reason]:
-    """Without a gate or a baseline: every item's own mark (under rel:F, resolved on these items)."""
-    below = sorted((r for r in report.items if r.error is None and not r.passed), key=_order)
-    if not report.items:
+def _items(report: Report, relative: str | None, suite: set[tuple[str, int, int, str]] | None = None) -> list[Reason]:
+    """Without a gate or a baseline: every (suite) item's own mark (under rel:F, resolved on these items)."""
+    items = [r for r in report.items if suite is None or (r.task, r.length, r.seed, r.mode) in suite]
+    below = sorted((r for r in items if r.error is None and not r.passed), key=_order)
+    if not items:
         return []
     if not below:
-        scored = sum(r.error is None for r in report.items)
+        scored = sum(r.error is None for r in items)
         return [Reason("items", PASSED, f"every item above its mark ({count(scored, 'item')})")] if scored else []
     shown = ", ".join(f"{cell_label(r.task, r.length, r.mode)} {r.score:.1f} <= {r.threshold:.1f}" for r in below[:4])
     more = f" and {len(below) - 4} more" if len(below) > 4 else ""

@@ -109,6 +109,7 @@ class RunRecord:
         self.expected: dict[str, Cell] = {}  # node id -> cell of every selected standard-suite item
         self.finished: set[str] = set()
         self.skipped: list[dict[str, Any]] = []  # suite items that were skipped, with their reasons
+        self.suite_cells: set[Cell] = set()  # the cells of the suite's results (a user test's results assert their own marks)
         self.interrupted = False
         self.clock = RunClock(session)
 
@@ -126,8 +127,10 @@ class RunRecord:
 
     def finished_item(self, nodeid: str, results: Iterable[ItemResult]) -> None:
         """An item's results (a user test's too); a suite item is then done."""
+        results = list(results)
         self.results.extend(results)
         if self.cell_of(nodeid) is not None:
+            self.suite_cells.update((r.task, r.length, r.seed, r.mode) for r in results)
             self.finished.add(nodeid)
             if self.controller and len(self.finished) < len(self.expected):
                 self.clock.item_done(self.results, self.finished, self.expected)
@@ -149,6 +152,7 @@ class RunRecord:
             return
         task, length, seed, mode = cell
         self.results.append(self.session.errored_result(task, length, seed, mode, (reason or "the item failed without a result")[:300]))
+        self.suite_cells.add((task, length, seed, mode))
         self.finished.add(nodeid)
 
     # ------------------------------------------------------------------ at the end
@@ -243,7 +247,7 @@ class RunRecord:
             baseline = load_baseline(c.baseline)
         return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                     baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
-                    test=c.baseline_test, confidence=c.gate_confidence)
+                    test=c.baseline_test, confidence=c.gate_confidence, suite=self.suite_cells)
 
 
 def _provenance(rootpath: Path | None) -> dict[str, Any]:

@@ -61,8 +61,9 @@ def test_an_item_that_failed_without_a_result_is_an_errored_result_and_fails_the
     items = out.report.mode("native").items
     assert [(r.length, r.error) for r in items] == [(1024, None), (2048, "worker 'gw0' crashed while running 'ruler::vt[2048-seed0]'")]
     assert out.report.complete and out.report.items_finished == out.report.items_expected == 2
-    assert out.verdict.failures == ["1 item errored; effective length is not established"]
-    assert out.exit_status(0) == 1 and out.exit_status(2) == 2  # pytest's own status wins when it is not a pass
+    assert out.verdict.failures == ["1 item errored (vt @ 2K): no verdict rests on missing evidence"]
+    assert out.verdict.fields["gate"]["reason"] == "1 item errored; effective length is not established"
+    assert out.exit_status(0) == 1 and out.exit_status(2) == 1  # gated: the verdict is the exit code (an error: failed)
 
 
 def test_an_unfinished_run_is_incomplete_and_the_estimate_is_said_once():
@@ -93,7 +94,9 @@ def test_outputs_are_reporters_by_name_and_a_broken_one_is_one_error():
     out = run.finish(reporters=reporters)
     assert ran == ["first", ("last", ("reporter 'broken': ZeroDivisionError: division by zero",))]
     assert [str(p) for p in out.written] == ["first.txt"]
-    assert out.verdict.passed is True and out.errors and out.exit_status(0) == 1  # a lost output fails the run
+    assert out.verdict.fields["gate"]["passed"] is True and out.errors  # the gate passed ...
+    assert out.verdict.status == "failed" and out.exit_status(0) == 1  # ... and a lost output fails the run
+    assert [r.kind for r in out.verdict.reasons if r.status == "failed"] == ["output"]
 
 
 def test_what_a_reporter_returns_is_never_a_gate():
@@ -103,4 +106,5 @@ def test_what_a_reporter_returns_is_never_a_gate():
     run.expect(IDS[:1])
     run.finished_item(IDS[0], [result("vt", 1024, 0.0)])  # the item fails, no gate is asked: the run's pytest status decides
     out = run.finish(reporters=reporters)
-    assert out.verdict.failures == [] and out.exit_status(0) == 0 and [str(p) for p in out.written] == ["x.txt"]
+    assert out.verdict.failures == ["1 item at or below its mark: vt @ 1K 0.0 <= 85.6"]  # the item's own mark, not the reporter
+    assert out.exit_status(1) == 1 and [str(p) for p in out.written] == ["x.txt"]

@@ -77,14 +77,15 @@ def test_gate_passes_fails_and_names_the_shortfall():
     assert gate(_report(results), required=1024).passed is True
     v = gate(_report(results), required=2048)
     assert v.passed is False and v.failures == ["effective length 1K < required 2K at threshold 85.6"]
-    assert v.lines() == [("gate FAILED: effective length 1K (required 2K) at threshold 85.6", "red")]
+    assert v.lines() == [("gate FAILED: effective length 1K (required 2K) at threshold 85.6", "red"),
+                         ("ruler verdict: FAILED \u2014 effective length 1K < required 2K at threshold 85.6", "red")]
 
 
 def test_gate_never_passes_on_missing_evidence():
     ok = [item("vt", 1024, 100)]
     errored = ok + [item("cwe", 1024, 0, error="RuntimeError: boom")]
     v = gate(_report(errored), required=1024)
-    assert v.passed is False and v.failures == ["1 item errored; effective length is not established"]
+    assert v.passed is False and v.failures == ["1 item errored (cwe @ 1K): no verdict rests on missing evidence"]
     v = gate(_report(ok, complete=False, interrupted=True, items_finished=1, items_expected=3), required=1024)
     assert v.passed is None and v.failures == [] and v.fields["gate"]["reason"] == "interrupted after 1 of 3 items; effective length is not established"
     v = gate(_report(ok, complete=False, interrupted=False, items_finished=1, items_expected=3), required=1024)

@@ -1,0 +1,110 @@
+"""Benchmark: a whole plugin run on the vllm engine (CPU build) by dtype, on this machine's processor.
+
+Issue 33: vLLM's CPU engine ran bfloat16 by default, 5.7x slower than float32 on an AVX2-only
+processor; ``--ruler-dtype=auto`` now means bfloat16 only where the processor computes it natively
+(AVX512-BF16 or AMX), float32 otherwise (``pytest_ruler.engines.processor``). Arms, each a fresh
+``pytest --ruler-only --ruler-backend=vllm --ruler-no-cache`` process over the same items:
+
+    before    --ruler-dtype=bfloat16   what ``auto`` meant before issue 33, on every processor
+    after     --ruler-dtype=auto       what ``auto`` means now (the run header says which and why)
+    float32   --ruler-dtype=float32    the other dtype, for the ratio on this processor
+
+Recorded per run: wall seconds (engine start-up included: a user waits for it too), the 1-minute
+load average before and after, the exit status, the dtype the header names, each item's score.
+The ratios before/after and bfloat16/float32 are written as null, with the reason, when the load
+before the runs ranged over more than ``--load-tolerance``. The processor goes with the figures.
+
+    python bench/dtype_plugin.py [--tasks T1,...] [--lengths 1k] [--samples 10] [--arms before,after,float32]
+
+JSON goes to ``bench/results/dtype_plugin.json`` (``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ARMS = {"before": "bfloat16", "after": "auto", "float32": "float32"}
+SIX_TASKS = "niah_single_1,niah_single_2,niah_multikey_1,niah_multivalue,vt,fwe"
+
+
+def run_arm(arm: str, work: Path, ns: argparse.Namespace) -> dict:
+    report = work / f"{arm}.json"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--ruler-only",
+           f"--ruler-model={ns.model}", "--ruler-backend=vllm", f"--ruler-tasks={ns.tasks}", f"--ruler-lengths={ns.lengths}",
+           f"--ruler-samples={ns.samples}", "--ruler-no-cache", f"--ruler-dtype={ARMS[arm]}", f"--ruler-report={report}"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    time.sleep(ns.cooldown)
+    before = os.getloadavg()[0]
+    t = time.monotonic()
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - t
+    after = os.getloadavg()[0]
+    out = proc.stdout + proc.stderr
+    (work / f"{arm}.log").write_text(out)
+    if proc.returncode > 1 or not report.is_file():
+        raise SystemExit(f"arm {arm} failed (exit {proc.returncode}):\n{out[-4000:]}")
+    header = re.search(r"^ruler: dtype .*$", out, re.M)
+    items = json.loads(report.read_text())["items"]
+    return {"arm": arm, "dtype_option": ARMS[arm], "header": header.group(0) if header else None, "wall_s": round(wall, 2),
+            "load_before": round(before, 2), "load_after": round(after, 2), "exit": proc.returncode,
+            "scores": {f"{i['task']}@{i['length']}": i["score"] for i in items}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="smollm2-135m")
+    ap.add_argument("--tasks", default=SIX_TASKS)
+    ap.add_argument("--lengths", default="1k")
+    ap.add_argument("--samples", type=int, default=10)
+    ap.add_argument("--arms", default="before,after,float32")
+    ap.add_argument("--cooldown", type=float, default=30.0, help="seconds to wait before each run")
+    ap.add_argument("--load-tolerance", type=float, default=1.0)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "dtype_plugin.json"))
+    ns = ap.parse_args()
+
+    from pytest_ruler.engines.processor import this_processor
+
+    processor = this_processor().summary()
+    print(f"processor: {processor['model']} ({', '.join(f for f, on in processor['flags'].items() if on)})", flush=True)
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="ruler-dtype-") as tmp:
+        for arm in ns.arms.split(","):
+            got = run_arm(arm, Path(tmp), ns)
+            runs.append(got)
+            print(f"{arm} ({got['header']}): wall {got['wall_s']:.1f} s, exit {got['exit']}, "
+                  f"load {got['load_before']:.2f} -> {got['load_after']:.2f}", flush=True)
+    wall = {r["arm"]: r["wall_s"] for r in runs}
+    loads = [r["load_before"] for r in runs]
+    spread = max(loads) - min(loads)
+    why = None if spread <= ns.load_tolerance else (
+        f"the load average before the runs ranged over {spread:.2f} ({min(loads):.2f} to {max(loads):.2f}), more than "
+        f"--load-tolerance={ns.load_tolerance}: the machine's other work could explain a ratio")
+
+    def ratio(a: str, b: str) -> float | None:
+        return round(wall[a] / wall[b], 3) if why is None and a in wall and b in wall else None
+
+    summary = {"wall_s": wall, "before_over_after": ratio("before", "after"), "bfloat16_over_float32": ratio("before", "float32"),
+               "ratio_withheld_because": why, "load_before_spread": round(spread, 2)}
+    print(json.dumps(summary))
+    result = {"schema": "pytest-ruler/bench-dtype-plugin/1", "machine": {"python": platform.python_version(), "processor": processor},
+              "settings": vars(ns), "arms": ARMS, "runs": runs, "summary": summary}
+    Path(ns.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {ns.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
