@@ -141,21 +141,24 @@ class RunClock:
             return
         finished = set(finished)
         ahead = self._ahead()
-        done = sum((Work.of(r.prompt_tokens, r.samples, r.cached, r.length) for r in results), Work())
-        done = sum(ahead.values(), done)
+        seen = sum([*(Work.of(r.prompt_tokens, r.samples, r.cached, r.length) for r in results), *ahead.values()], Work())
         left = [i for i in cells if i not in finished]
-        budget_left = sum(max(0, self._budget(cells[i]) - (ahead[cells[i][:3]].budget if cells[i][3] == "native" and cells[i][:3] in ahead else 0))
-                          for i in left)
+        budget_left = 0
+        for i in left:
+            task, length, seed, mode = cells[i]
+            answered = ahead.get((task, length, seed)) if mode == "native" else None
+            budget_left += max(0, self._budget(cells[i]) - (answered.budget if answered else 0))
         elapsed = self.clock() - self.started - self.session.engine_load_seconds
+        done = seen
         if self.processes > 1 and results:  # xdist workers: see the module docstring
             elapsed = min(elapsed, max(r.seconds for r in results))
-            budget_left = max(0, budget_left - (self.processes - 1) * done.budget)
-            done = sum([done] * self.processes, Work())
+            budget_left = max(0, budget_left - (self.processes - 1) * seen.budget)
+            done = sum([seen] * self.processes, Work())
         remaining = eta_seconds(elapsed, done, budget_left)
         if remaining is None:
-            if done.cached_answers and not self.cache_said:
+            if seen.cached_answers and not self.cache_said:
                 self.cache_said = True
-                self.session.say(f"ruler: all from the cache so far ({_count(done.cached_answers, 'prediction')}), so no ETA yet")
+                self.session.say(f"ruler: all from the cache so far ({_count(seen.cached_answers, 'prediction')}), so no ETA yet")
             return
         self.eta_said = True
         per_token = max(0.0, elapsed) / done.engine_tokens

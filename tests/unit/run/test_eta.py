@@ -126,3 +126,13 @@ def test_xdist_workers_time_their_items_not_their_start_up_and_work_alike():
     clock.now += 20.0
     rc.item_done([result(0, seconds=2.0)], IDS[:1], CELLS)
     assert _eta(session.said[-1]) == 6
+
+
+def test_xdist_counts_the_cached_predictions_it_saw_not_each_workers():
+    clock, session = FakeClock(), FakeSession()
+    rc = RunClock(session, clock=clock)
+    rc.items_known(CELLS)
+    rc.items_known(CELLS)
+    clock.now += 5.0
+    rc.item_done([result(0, cached=2, seconds=0.1)], IDS[:1], CELLS)
+    assert session.said[1:] == ["ruler: all from the cache so far (2 predictions), so no ETA yet"]
