@@ -26,6 +26,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -166,15 +168,25 @@ class RulerPlugin:
         self.run.expect(ids)
 
     def _say(self, line: str) -> None:
-        """Write one line to the terminal now, even while an item's output is captured."""
+        """Write one line to the terminal now, even while an item's output is captured: on a line of
+        its own, never after pytest's progress letters (xdist writes them with no file name, so pytest
+        does not know its line is begun: the writer's width says), and the letters go on after the file
+        name again (``ruler ..``), not alone on the next line."""
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is None or self.is_worker:
             log.warning(line)
             return
         capman = self.config.pluginmanager.get_plugin("capturemanager")
         with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+            tw = self.config.get_terminal_writer()
+            resume = tr.currentfspath if isinstance(tr.currentfspath, Path) else None  # a file's letters under way
             tr.ensure_newline()
+            if tw.width_of_current_line:
+                tw.line()
             tr.write_line(escaped(scrub(line)))
+            if resume is not None:
+                tw.write(f"{os.path.relpath(resume, tr.startpath)} ")
+                tr.currentfspath = resume
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if getattr(report, "ruler_verdict", None) is not None:  # the verdict's own report (plugin.verdict_report)

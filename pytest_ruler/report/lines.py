@@ -1,11 +1,13 @@
 """What the terminal shows after a run, as lines: one renderer for the terminal, the step summary and the rescue line.
 
     Report, Verdict ──lines(report, verdict, ci=, failures=, errors=, written=)──► [Line(text, colour, bold, section)]
-        the section, Table 3 per mode (its mode's table) with its notes and NOTATION, the errored
+        the section, Table 3 per mode (its mode's table), one legend of the symbols those tables show
+        (results.table.legend; none when they show none), their notes, the errored
         items, an incomplete run (also one stopped before any item finished: no table, the partial
         mark and the verdict, as the JSON has them), both effective lengths and the rescue line (with map-reduce),
-        the model and threshold, the endpoints (several, or one that failed: results.endpoints), the gate and
-        baseline lines, failures, end-of-run errors, files written, and last the verdict line
+        the model and the haystack's names (haystack_names: the details stay in the report's
+        ``haystack_corpus``) and threshold, the endpoints (several, or one that failed: results.endpoints),
+        the gate and baseline lines, failures, end-of-run errors, files written, and last the verdict line
     Report ──rescue_line(report)──► "map-reduce passes where native fails (<grounding>): cells" | None
     Verdict ──verdict_lines(verdict)──► its lines (one per gate, the baseline's, then ``ruler verdict: ...``)
 
@@ -16,7 +18,7 @@ these lines to pytest's terminal (``section`` lines as a section header); the Gi
 summary reuses ``rescue_line`` and ``verdict_lines``. Text that came from outside the run
 (error reasons) is scrubbed of secrets.
 
-Public names: ``Line``, ``lines``, ``rescue_line``, ``verdict_lines``.
+Public names: ``Line``, ``haystack_names``, ``lines``, ``rescue_line``, ``verdict_lines``.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from typing import Any, NamedTuple
 from ..lengths import format_length
 from ..results.endpoints import endpoint_lines, endpoint_total, failover_notes
 from ..results.report import Report, as_report
-from ..results.table import NOTATION, format_text, skipped_notes, table_notes
+from ..results.table import format_text, legend, skipped_notes, table_notes
 from ..secrets import scrub
 
-__all__ = ["Line", "SECTION", "lines", "rescue_line", "verdict_lines"]
+__all__ = ["Line", "SECTION", "haystack_names", "lines", "rescue_line", "verdict_lines"]
 
 SECTION = "RULER: effective context length"
 ERRORED_SHOWN = 20  # errored items listed by name; the rest are counted
@@ -71,6 +73,26 @@ def rescue_line(report: Report | Mapping[str, Any]) -> str | None:
     return f"map-reduce passes where native fails ({_grounding(report)}): " + ", ".join(cells)
 
 
+def haystack_names(corpus: str) -> str:
+    """The haystack corpus as the terminal names it: each label of ``corpus`` (the report's
+    ``haystack_corpus``, labels joined by "; ") up to its details (a parenthesis, a ``:``), with
+    "(not the paper's essays)" where the label says it is not; "not recorded" when empty."""
+    labels, depth, start = [], 0, 0
+    for i, ch in enumerate(corpus or ""):  # "; " separates labels only outside a label's parentheses
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and corpus.startswith("; ", i):
+            labels.append(corpus[start:i])
+            start = i + 2
+    labels.append((corpus or "")[start:])
+    names = []
+    for label in (lb.strip() for lb in labels):
+        if not label:
+            continue
+        name = label.split(" (", 1)[0].split(":", 1)[0].strip() or label
+        names.append(f"{name} (not the paper's essays)" if "not the paper" in label else name)
+    return ", ".join(dict.fromkeys(names)) or "not recorded"
+
+
 def _failed(failures: Iterable[str]) -> list[Line]:
     return [Line(f"RULER FAILED: {f}", "red", True) for f in failures]
 
@@ -104,7 +126,8 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
         notes += [(f"map-reduce: {n}" if mode == "mapreduce" else n) for n in table_notes(report, mode)]
     if "native" not in modes:
         notes += skipped_notes(report)
-    out.append(Line(NOTATION))
+    key = legend(report.mode(mode).table(ci) for mode in modes)  # once, under the last table
+    out += [Line(key)] if key else []
     out += [Line(note, "yellow") for note in notes]
     bad = sorted((r for r in report.items if r.error is not None), key=lambda r: (r.mode, r.length, r.task, r.seed))
     if bad:
@@ -122,7 +145,7 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
         rescue = rescue_line(report)
         if rescue:
             out.append(Line(rescue))
-    out.append(Line(f"model {report.model} ({report.backend}); haystack: {report.haystack_corpus}"))
+    out.append(Line(f"model {report.model} ({report.backend}); haystack: {haystack_names(report.haystack_corpus)}"))
     cached, asked = sum(r.cached for r in report.items), sum(r.samples for r in report.items)
     from ..results.relative import describe
 

@@ -3,14 +3,29 @@
     Comparisons (results.baseline.compare) ──summarize_regressions──► (passed, lines)
     baseline summary, current summary ──effective_length_drop──► an informational line or None
 
-One line per compared cell: both scores, the change, the sample counts, the test (for a
-paired one: the shared questions, how many were lost and gained, and the mean change per
-question with its 95 % interval, the effect size), the adjusted p-value against
-``alpha`` and the verdict (significant drop, within noise, improved, ...); a cell that
-could have been paired but was not says why. The terminal, the JSON report's ``baseline`` entry and
-``pytest-ruler gate --baseline`` print these lines.
+The lines are for a terminal: they name the cells that changed and sum up the rest.
 
-Public names: ``effective_length_drop``, ``summarize_regressions``.
+- a header: how many cells were compared, how many are significant drops (and gains), the
+  test, ``alpha`` and the multiple-comparison correction;
+- one short line per cell worth reading, in this order: the significant drops (largest
+  first; each line ends "significant drop"), the significant gains, then the cells that
+  changed by at least ``NOISE_POINTS`` points or were a significant drop under the minimum
+  drop (largest change first, at most ``CHANGED_SHOWN``). A line: both scores, the change,
+  the sample counts, for a paired cell the questions lost and gained, the adjusted p-value
+  of a change in that direction, the verdict;
+- one line for the rest, e.g. ``baseline: 74 other cells unchanged (change under 5 points,
+  none significant)``: a cell is unchanged when no test finds its change significant either
+  way and it moved less than ``NOISE_POINTS`` (one question in 20);
+- one line per reason some cells were not compared, and per reason a cell was not paired.
+
+A gain is significant when the test of a drop, run the other way round, rejects at
+``alpha`` after the same correction (for a paired cell, the exact sign test on its
+questions gained against lost); a gain never fails anything. The JSON report's
+``baseline.comparisons`` keep every cell with every number (the mean change per question
+and its interval, the raw p-value, the test); the terminal and ``pytest-ruler gate
+--baseline`` print these lines.
+
+Public names: ``CHANGED_SHOWN``, ``NOISE_POINTS``, ``effective_length_drop``, ``summarize_regressions``.
 """
 
 from __future__ import annotations
@@ -22,7 +37,11 @@ from ..errors import RulerUsageError
 from ..lengths import format_length
 from .baseline import Comparison, NotCompared
 
-__all__ = ["effective_length_drop", "summarize_regressions"]
+__all__ = ["CHANGED_SHOWN", "NOISE_POINTS", "effective_length_drop", "summarize_regressions"]
+
+NOISE_POINTS = 5.0  # a change under this many points that no test finds significant is "unchanged"
+CHANGED_SHOWN = 10  # cells listed that changed by NOISE_POINTS or more without being significant; the rest are counted
+_NAMES_SHOWN = 10  # cells named in a "not compared" line
 
 _TEST_LABELS = {
     "two-proportion-z": "one-sided two-proportion z-test",
@@ -31,7 +50,6 @@ _TEST_LABELS = {
     "sign-flip": "one-sided sign-flip permutation test",
     "sign": "one-sided sign test",
 }
-_PAIRED = ("mcnemar", "sign-flip", "sign")
 _CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
 
 
@@ -53,78 +71,109 @@ def _cell(task: str, length: int, mode: str) -> str:
     return where if mode == "native" else f"{where} [{mode}]"
 
 
-def _line(c: Comparison) -> str:
-    label = _TEST_LABELS.get(c.test, c.test)
-    if c.exact_fallback:
-        label += " (small counts)"
-    relation = "<" if c.p_value < c.alpha else "\u2265"
-    if c.significant:
-        verdict = "significant drop"
-    elif c.delta < 0 and c.p_value < c.alpha:
-        verdict = f"significant but under the minimum drop of {c.min_drop:.1f} points, ignored"
-    elif c.delta < 0:
-        verdict = "within noise"
-    elif c.delta > 0:
-        verdict = "improved"
-    else:
-        verdict = "unchanged"
-    if c.paired:
-        effect = f"mean change {_fmt_delta(c.effect or 0.0)} points per question"
-        if c.effect_ci is not None:
-            effect += f" (95% CI {_fmt_delta(c.effect_ci[0])} to {_fmt_delta(c.effect_ci[1])})"
-        label = f"paired on {c.paired} shared questions ({c.lost} lost, {c.gained} gained; {effect}), {label}"
-    elif c.note:
-        label = f"{label} [{c.note}]"
-    return (
-        f"{_cell(c.task, c.length, c.mode)}: {c.baseline_score:.1f} \u2192 {c.current_score:.1f} "
-        f"({_fmt_delta(c.delta)}, n={c.baseline_n}/{c.current_n}), {label} "
-        f"p={_fmt_p(c.p_value)} {relation} {c.alpha:g} ({_CORRECTION_LABELS.get(c.correction, c.correction)}) "
-        f"\u2014 {verdict}"
-    )
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _gain_p_values(comps: list[Comparison]) -> list[float]:
+    """Per cell, the adjusted p-value of "the current score is higher": the cell's test of a drop with the
+    two runs swapped (paired: the exact sign test on the questions gained against lost), corrected as its drops are."""
+    from .stats import adjust, fisher_exact_less, mcnemar_exact_less, two_proportion_z_less
+
+    raw = []
+    for c in comps:
+        try:
+            if c.paired:
+                p = mcnemar_exact_less(c.gained, c.lost)
+            elif c.test == "fisher":
+                p = fisher_exact_less(c.current_successes, c.current_n, c.baseline_successes, c.baseline_n)
+            else:
+                p = two_proportion_z_less(c.current_successes, c.current_n, c.baseline_successes, c.baseline_n)[0]
+        except RulerUsageError:  # counts that no test takes (a hand-made comparison): no gain is established
+            p = 1.0
+        raw.append(p)
+    return adjust(raw, comps[0].correction) if comps else []
+
+
+def _line(c: Comparison, p: float, verdict: str) -> str:
+    paired = f"; paired: {c.lost} lost, {c.gained} gained" if c.paired else ""
+    return (f"{_cell(c.task, c.length, c.mode)}: {c.baseline_score:.1f} \u2192 {c.current_score:.1f} "
+            f"({_fmt_delta(c.delta)}, n={c.baseline_n}/{c.current_n}{paired}), p={_fmt_p(p)} \u2014 {verdict}")
+
+
+def _header(comps: list[Comparison], drops: int, gains: int) -> str:
+    c0 = comps[0]
+    unpaired = [c for c in comps if not c.paired]
+    requested = "two-proportion-z" if any(c.test == "two-proportion-z" or c.exact_fallback for c in unpaired) else "fisher"
+    method = _TEST_LABELS[requested]
+    if any(c.exact_fallback for c in unpaired):
+        method += ", Fisher exact where counts are small"
+    n_paired = len(comps) - len(unpaired)
+    if n_paired and not unpaired:
+        method = "paired on the shared questions: exact McNemar for 0/1 scores, sign-flip permutation test for partial credit"
+    elif n_paired:
+        method = (f"paired on the shared questions in {_plural(n_paired, 'cell')} "
+                  f"(exact McNemar / sign-flip permutation test), unpaired {method} in {len(unpaired)}")
+    correction = ("no multiple-comparison correction" if c0.correction == "none"
+                  else f"{_CORRECTION_LABELS.get(c0.correction, c0.correction)} correction over {len(comps)}")
+    return (f"baseline: {_plural(len(comps), 'cell')} compared, {_plural(drops, 'significant drop')}"
+            + (f", {_plural(gains, 'significant gain')}" if gains else "")
+            + f" ({method}, alpha={c0.alpha:g}, {correction}"
+            + (f", minimum drop {c0.min_drop:g} points" if c0.min_drop else "") + ")")
+
+
+def _grouped(pairs: Iterable[tuple[str, str]], template: str) -> list[str]:
+    """One line per reason: ``template`` filled with the count of cells and the reason, then the cells (the first ones)."""
+    by_reason: dict[str, list[str]] = {}
+    for reason, cell in pairs:
+        by_reason.setdefault(reason, []).append(cell)
+    out = []
+    for reason, cells in by_reason.items():
+        more = f" and {len(cells) - _NAMES_SHOWN} more" if len(cells) > _NAMES_SHOWN else ""
+        out.append(template.format(cells=_plural(len(cells), "cell"), reason=reason) + f": {', '.join(cells[:_NAMES_SHOWN])}{more}")
+    return out
 
 
 def summarize_regressions(comparisons: Iterable[Comparison], *, verbose: bool = True) -> tuple[bool, list[str]]:
     """``(passed, lines)``: passed is false when any cell is a significant drop.
 
-    Lines: a one-line header, then one line per compared cell (only the significant
-    drops when ``verbose`` is false), then one per cell that could not be compared
-    (read from ``comparisons.not_compared`` when it is a :class:`Comparisons`).
+    Lines (see the module docstring): the header, the cells worth reading, one line for the
+    unchanged rest, then the cells not compared (read from ``comparisons.not_compared`` when it
+    is a :class:`Comparisons`) and those not paired, grouped by reason. With ``verbose`` false:
+    the header and the significant drops only.
     """
     comps = list(comparisons)
     not_compared: tuple[NotCompared, ...] = getattr(comparisons, "not_compared", ())
-    drops = [c for c in comps if c.significant]
-    passed = not drops
-    lines: list[str] = []
-    if comps:
-        c0 = comps[0]
-        unpaired = [c for c in comps if not c.paired]
-        requested = "two-proportion-z" if any(c.test == "two-proportion-z" or c.exact_fallback for c in unpaired) else "fisher"
-        method = _TEST_LABELS[requested]
-        if any(c.exact_fallback for c in unpaired):
-            method += ", Fisher exact where counts are small"
-        n_paired = len(comps) - len(unpaired)
-        if n_paired and not unpaired:
-            method = "paired on the shared questions: exact McNemar for 0/1 scores, sign-flip permutation test for partial credit"
-        elif n_paired:
-            method = (f"paired on the shared questions in {n_paired} cell{'s' if n_paired != 1 else ''} "
-                      f"(exact McNemar / sign-flip permutation test), unpaired {method} in {len(unpaired)}")
-        lines.append(
-            f"baseline: {len(comps)} cell{'s' if len(comps) != 1 else ''} compared, "
-            f"{len(drops)} significant drop{'s' if len(drops) != 1 else ''} "
-            f"({method}, alpha={c0.alpha:g}, "
-            + ("no multiple-comparison correction" if c0.correction == "none"
-               else f"{_CORRECTION_LABELS.get(c0.correction, c0.correction)} correction over {len(comps)}")
-            + (f", minimum drop {c0.min_drop:g} points" if c0.min_drop else "")
-            + ")"
-        )
+    drops = sorted((c for c in comps if c.significant), key=lambda c: c.delta)
+    gain_p = dict(zip(map(id, comps), _gain_p_values(comps)))
+    gains = sorted((c for c in comps if not c.significant and c.delta > 0 and gain_p[id(c)] < c.alpha), key=lambda c: -c.delta)
+    listed = {id(c) for c in drops + gains}
+    changed = sorted((c for c in comps if id(c) not in listed and (abs(c.delta) >= NOISE_POINTS or (c.delta < 0 and c.p_value < c.alpha))),
+                     key=lambda c: -abs(c.delta))
+    if not comps:
+        lines = ["baseline: no cell in common with the baseline; nothing compared"]
     else:
-        lines.append("baseline: no cell in common with the baseline; nothing compared")
-    for c in comps:
-        if verbose or c.significant:
-            lines.append(_line(c))
-    for nc in not_compared:
-        lines.append(f"{_cell(nc.task, nc.length, nc.mode)}: not compared ({nc.reason})")
-    return passed, lines
+        lines = [_header(comps, len(drops), len(gains))]
+    lines += [_line(c, c.p_value, "significant drop") for c in drops]
+    if not verbose:
+        return not drops, lines
+    lines += [_line(c, gain_p[id(c)], "significant gain") for c in gains]
+    for c in changed[:CHANGED_SHOWN]:
+        if c.delta < 0 and c.p_value < c.alpha:
+            lines.append(_line(c, c.p_value, f"significant but under the minimum drop of {c.min_drop:g} points, ignored"))
+        else:
+            lines.append(_line(c, c.p_value if c.delta < 0 else gain_p[id(c)], "not significant"))
+    rest = len(comps) - len(drops) - len(gains) - len(changed)
+    unlisted = len(changed) - CHANGED_SHOWN
+    if unlisted > 0:
+        lines.append(f"baseline: {_plural(rest + unlisted, 'other cell')}: {rest} unchanged (change under {NOISE_POINTS:g} points, "
+                     f"none significant), {unlisted} more changed by {NOISE_POINTS:g} points or more, not significant")
+    elif rest:
+        lines.append(f"baseline: {_plural(rest, 'other cell')} unchanged (change under {NOISE_POINTS:g} points, none significant)")
+    lines += _grouped(((nc.reason, _cell(nc.task, nc.length, nc.mode)) for nc in not_compared), "{cells} not compared ({reason})")
+    lines += _grouped(((c.note.removeprefix("unpaired: "), _cell(c.task, c.length, c.mode)) for c in comps if c.note and not c.paired),
+                      "{cells} compared unpaired because {reason}")
+    return not drops, lines
 
 
 def _summary_dict(summary: Any) -> Mapping[str, Any] | None:

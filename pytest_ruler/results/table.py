@@ -20,7 +20,10 @@ interval as ``score+a/-b`` (the interval is ``[score - b, score + a]`` in points
 asymmetric near 0 and 100: ``100.0+0.0/-16.8``; the JSON's ``intervals`` hold the ends); a
 half that rounds to 0.0 but is not 0 is written to two significant digits, so a finite
 sample never shows a zero-width bar. A score without per-sample scores stays bare.
-``NOTATION`` says so under every table.
+``NOTATION`` is that whole notation in one paragraph (the README says it too); under the
+tables the terminal prints ``legend(tables)``, once: only the symbols its tables show
+(``legend: ERR an item errored (no score); ≥2K above the threshold up to the longest tested length``),
+nothing when the tables hold plain scores and lengths only.
 
 ``table_notes(report, mode)`` are the lines every renderer prints under a mode's table:
 a Total over fewer tasks than the table shows (the tasks tested at every length, see
@@ -30,17 +33,18 @@ items that were skipped (with the option that supplies what they lacked). A cell
 failures a token budget caused (``results.budgets.limited_cells``) ends in ``§``.
 
 Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``build_table``, ``format_effective_length``,
-``format_text``, ``skipped_notes``, ``table3``, ``table_notes``.
+``format_text``, ``legend``, ``skipped_notes``, ``table3``, ``table_notes``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..lengths import format_length
 
-__all__ = ["NOTATION", "TASK_ORDER", "Table", "build_table", "format_effective_length", "format_text", "skipped_notes", "table3", "table_notes"]
+__all__ = ["NOTATION", "TASK_ORDER", "Table", "build_table", "format_effective_length", "format_text", "legend", "skipped_notes",
+           "table3", "table_notes"]
 
 NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
             "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length; "
@@ -177,6 +181,31 @@ def format_text(table: Table) -> list[str]:
     width = [w + 2 if c else w for c, w in enumerate(width)]
     return ["".join(cell.ljust(width[c]) if c == 0 else cell.rjust(max(width[c], 8)) for c, cell in enumerate(row)).rstrip()
             for row in [table.header, *table.rows]]
+
+
+def legend(tables: Iterable[Table]) -> str | None:
+    """One short line for the symbols that ``tables`` show (see the module docstring), in the order
+    a reader meets them; None when they show none. A length symbol is quoted as the tables print it."""
+    from .budgets import MARK
+
+    tables = list(tables)
+    cells = [c for t in tables for row in t.rows for c in row[1:]]
+    scores = [c for t in tables for row in t.rows for c in row[1:1 + len(t.lengths)]]  # "-" elsewhere: no such column
+    headers = {h for t in tables for h in t.header}
+    below = next((c for c in cells if c.startswith("<")), None)
+    above = next((c for c in cells if c.startswith("≥")), None)
+    parts = [
+        ("-" in scores, "- not tested"),
+        ("ERR" in cells, "ERR an item errored (no score)"),
+        ("n/a" in cells, "n/a not established (a length errored)"),
+        (any("/-" in c for c in cells), "s+a/-b 95% interval [s-b, s+a]"),
+        (any(c.endswith(MARK) for c in cells), f"{MARK} a token budget caused most failures (outcomes below)"),
+        (below is not None, f"{below} below the threshold at every tested length"),
+        (above is not None, f"{above} above the threshold up to the longest tested length"),
+        ("Eff.LB" in headers, "Eff.LB 95% lower bound of Effective"),
+    ]
+    shown = [text for present, text in parts if present]
+    return "legend: " + "; ".join(shown) if shown else None
 
 
 def table_notes(report: Any, mode: str = "native") -> list[str]:

@@ -9,8 +9,6 @@ import re
 import pytest
 
 from pytest_ruler.cli import main
-from pytest_ruler.results.table import NOTATION
-
 from .helpers import SCRIPTED, run
 from .test_verdict import FLAKY, FLAKY_CONFTEST
 
@@ -24,7 +22,7 @@ def _terminal_rows(out: str) -> list[list[str]]:
     """Table 3 as the terminal printed it: the header's columns, then one list per row."""
     lines = out.splitlines()
     start = next(i for i, ln in enumerate(lines) if "RULER: effective context length" in ln) + 1
-    end = lines.index(NOTATION, start)
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("legend: "))  # the one legend, under the table
     return [ln.split() for ln in lines[start:end]]
 
 
@@ -67,4 +65,6 @@ def test_terminal_markdown_and_cli_report_show_one_table(pytester, monkeypatch, 
     lengths = [c for c in header if re.fullmatch(r"\d+K", c)]
     assert lengths == ["1K", "2K"] and md_header[1:1 + len(lengths)] == lengths
     assert notation <= {c for row in rows for c in row}
+    [key] = [ln for ln in result.stdout.lines if ln.startswith("legend: ")]  # once, and only what the table shows
+    assert ("ERR" in key) == ("ERR" in notation) and ("n/a" in key) == ("n/a" in notation) and "≥2K" in key
     assert cli_md == run_md  # the whole report, not only Table 3

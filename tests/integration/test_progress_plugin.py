@@ -2,11 +2,15 @@
 
 The conftest shortens the session's interval and the scripted engine answers
 slowly, so lines must come from the ticking thread while the call runs; they
-reach pytest's terminal output (not a log record), on lines of their own.
+reach pytest's terminal output (not a log record), on lines of their own, and
+pytest's progress letters go on after their file name. The ETA after the first
+item is timed against the truth on a steady scripted engine (``delay`` seconds
+per prompt), and a run the cache answers gets no ETA.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -70,3 +74,97 @@ def test_generating_the_samples_says_how_far_it_is_when_the_engine_is_not_the_sl
     assert [re.sub(r", \d+s$", "", l) for l in lines] == [
         f"ruler: item 1/1 generating samples: niah_single_1[1024-seed0] {i}/3" for i in (1, 2, 3)], result.stdout.str()
     assert not [l for l in result.stdout.lines if "prompts," in l]
+
+
+# records when each line was said and when the last item reported, in the controller (times.json)
+TIMES_CONFTEST = """
+import json, time
+import pytest
+from pytest_ruler.run.session import RulerSession
+
+ORIGINAL = RulerSession.say
+
+
+class Times:
+    def __init__(self):
+        self.said, self.last = [], 0.0
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call":
+            self.last = time.perf_counter()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session):
+        if not hasattr(session.config, "workerinput"):
+            with open("times.json", "w") as f:
+                json.dump([[self.last - at, line] for at, line in self.said], f)
+
+
+def pytest_configure(config):
+    times = Times()
+
+    def say(self, line):
+        times.said.append((time.perf_counter(), line))
+        ORIGINAL(self, line)
+
+    RulerSession.say = say
+    config.pluginmanager.register(times, "ruler-times")
+
+
+def pytest_unconfigure(config):
+    RulerSession.say = ORIGINAL
+"""
+LETTERS = re.compile(r"[.FEsxX]+( +\[ *\d+%\])?")  # pytest's progress letters with no file name before them
+
+
+def _said_apart(lines: list[str], xdist: bool) -> None:
+    """Every ruler line starts a line of its own; without xdist the letters always follow their file name."""
+    glued = [ln for ln in lines if "ruler: " in ln and not ln.startswith("ruler: ")]
+    assert not glued, glued
+    if not xdist:
+        alone = [ln for ln in lines if LETTERS.fullmatch(ln)]
+        assert not alone, "\n".join(lines)
+
+
+@pytest.mark.parametrize("batch", [pytest.param([], id="queue-16"), pytest.param(["--ruler-batch-items=2"], id="queue-2")])
+def test_the_eta_after_the_first_item_is_within_twice_the_truth_on_a_steady_engine(pytester, batch):
+    # issue 34: 30x off on a fast engine. The queue answers the items after the first one with it (all 8
+    # by default: little is left when it ends; 2 at a time with --ruler-batch-items=2)
+    pytester.makeconftest(TIMES_CONFTEST)
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,niah_single_2,niah_single_3,vt", "--ruler-seeds=0,1",
+                 "--ruler-lengths=1k", "--ruler-samples=2", "--ruler-engine-option=delay=0.3", "--ruler-no-cache", *batch)
+    result.assert_outcomes(passed=8)
+    [(truth, line)] = [(t, ln) for t, ln in json.loads((pytester.path / "times.json").read_text()) if ln.startswith("ruler: ETA ")]
+    said = int(re.search(r"about (\d+)s more for 7 items", line)[1])
+    assert truth / 2 - 1 <= said <= 2 * truth + 1, (said, truth)  # the line says whole seconds
+    _said_apart(result.stdout.lines, xdist=False)
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_a_run_the_cache_answers_says_so_instead_of_an_eta_and_the_lines_stand_apart(pytester, xdist):
+    # issue 34: "3m47s more" on a run served entirely from the cache, and the ETA inside the progress letters
+    args = [*SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-samples=2", "--ruler-cache-dir=cache",
+            "--ruler-engine-option=delay=0.05"]
+    run(pytester, *args, "--ruler-lengths=1k").assert_outcomes(passed=2)
+    cached = run(pytester, *args, "--ruler-lengths=1k", *xdist)
+    cached.assert_outcomes(passed=2)
+    # (serial: the queue fetched the second item's answers with the first's, from the cache too)
+    said = [ln for ln in cached.stdout.lines if re.fullmatch(r"ruler: all from the cache so far \([24] predictions\), so no ETA yet", ln)]
+    assert len(said) == 1, cached.stdout.str()
+    assert not [ln for ln in cached.stdout.lines if ln.startswith("ruler: ETA ") or "more for" in ln]
+    # 1K from the cache, 2K from the engine: the ETA comes with the first 2K prompts answered, between progress letters
+    mixed = run(pytester, *args, "--ruler-lengths=1k,2k", *xdist)
+    mixed.assert_outcomes(passed=4)
+    assert len([ln for ln in mixed.stdout.lines if ln.startswith("ruler: ETA ")]) == 1, mixed.stdout.str()
+    _said_apart(cached.stdout.lines, bool(xdist))
+    _said_apart(mixed.stdout.lines, bool(xdist))
+
+
+def test_progress_lines_during_an_item_leave_the_letters_after_their_file_name(pytester):
+    pytester.makeconftest(CONFTEST)
+    result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=3",
+                 "--ruler-engine-option=delay=0.1", "--ruler-no-cache", "--ruler-batch-items=1")
+    result.assert_outcomes(passed=2)
+    assert len([ln for ln in result.stdout.lines if "prompts," in ln]) >= 2, result.stdout.str()
+    _said_apart(result.stdout.lines, xdist=False)
+    assert [ln for ln in result.stdout.lines if ln.startswith("ruler .")], result.stdout.str()
