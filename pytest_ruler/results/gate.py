@@ -51,7 +51,7 @@ def gate_lines(fields: Mapping[str, Any], baseline_lines: Sequence[str] = ()) ->
     """(text, colour) per detail line above the verdict line: the baseline's lines (its header once,
     then its cells, a significant drop in red), then one line per required gate holding its whole
     result: the lengths, and for a failure the threshold and what to do."""
-    out = [(line if line.startswith("baseline") else f"baseline: {line}", "red" if "significant drop" in line else "")
+    out = [(line if line.startswith("baseline") else f"baseline: {line}", "red" if line.endswith("significant drop") else "")
            for line in baseline_lines]
     for _, key, what in _GATES:
         g = fields.get(key) or {}
