@@ -44,7 +44,7 @@ content (``None`` content: an empty answer). Splitting and counting is :mod:`.th
 Several endpoints (``--ruler-base-url`` given more than once): :mod:`.openai_pool`
 checks them at start and spreads the requests; the probes below run on the first.
 
-Cache identity: base URL (several: the list), model, endpoint, prompt format, ``extra_body``, and
+Cache identity: base URL (several: the sorted list; each in one spelling, ``endpoints_key``), model, endpoint, prompt format, ``extra_body``, and
 ``served_model``: what ``GET /models`` says about the model, without the
 fields that change per call (:func:`~.openai_server.model_card`).
 
@@ -376,8 +376,9 @@ class OpenAIEngine(OpenAIPool, EngineBase):
     def identity(self) -> Mapping[str, Any]:
         ident: dict[str, Any] = {
             "engine": "openai",
-            # several endpoints: all of them (another set of servers is another cache key)
-            "base_url": self.base_url if len(self.endpoint_urls) == 1 else self.endpoint_urls,
+            # several endpoints: all of them (another set of servers is another cache key), in one
+            # spelling each and sorted: their order and spelling change no key (.openai_pool)
+            "base_url": self.endpoints_key,
             "model": self.model,
             "endpoint": self.endpoint,
             "prompt_format": self.prompt_format,

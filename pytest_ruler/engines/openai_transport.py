@@ -45,7 +45,7 @@ retry a dropped connection (refused, reset: ``HTTPFailure.dropped``), so the eng
 the request to another endpoint at once (:mod:`.openai_pool`).
 
 Public names: ``OpenAITransport`` (``connect``, ``get_json``, ``post_json``,
-``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``, ``endpoint_urls``,
+``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``, ``endpoint_urls``, ``parse_base_url``,
 ``BASE_TIMEOUT``, ``STARTUP_TIMEOUT``.
 """
 
@@ -55,6 +55,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import threading
 import time
 import urllib.parse
@@ -136,8 +137,8 @@ def endpoint_urls(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def _parse_base_url(raw: str) -> tuple[str, str, str]:
-    """(request base without trailing slash, query string, display form)."""
+def parse_base_url(raw: str) -> tuple[str, str, str]:
+    """(request base without trailing slash, repeated slashes in its path made one; query string; display form)."""
     parts = urllib.parse.urlsplit(raw.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RulerUsageError(
@@ -149,7 +150,8 @@ def _parse_base_url(raw: str) -> tuple[str, str, str]:
             "--ruler-base-url", display_url(raw),
             f"do not put credentials in the URL; set the API key in the environment variable {API_KEY_ENV}",
         )
-    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    path = re.sub(r"/{2,}", "/", parts.path).rstrip("/")  # http://host//v1 means /v1
+    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
     return base, parts.query, display_url(base)
 
 
@@ -245,7 +247,7 @@ class OpenAITransport:
         """The connection settings from a config and its coerced options (``url``: one endpoint of
         several; default the first); opens the client (no request yet)."""
         self.config, self.model = config, config.model
-        self._base, self._query, self.base_url = _parse_base_url(url if url is not None else endpoint_urls(config.base_url)[0])
+        self._base, self._query, self.base_url = parse_base_url(url if url is not None else endpoint_urls(config.base_url)[0])
         self._key = _Secret(api_key())
         # None: scaled with the prompt (see _timeout_for); a number: the deadline of every request
         self.timeout = options["timeout"]
