@@ -7,7 +7,9 @@ files through ``--ruler-essays``, ``--ruler-squad`` and ``--ruler-hotpotqa``.
 Data flow of :func:`download`::
 
     kind ──► sources (file name, URLs, mirrors, digests)
-      squad, hotpotqa: each URL in turn ──► fetch.open_url ──► fetch.stream into a temporary
+      squad, hotpotqa: each URL in turn ("downloading KIND from URL", then once per host
+          "connecting to HOST" on stderr before any wait) ──► fetch.open_url (the timeout bounds
+          the name lookup, the connection and each read) ──► fetch.stream into a temporary
           file ──► digest check (default sources) ──► data.qa.load_qa (format check)
           ──► renamed onto the target (fetch.write_atomically)
       essays: essays.download_essays (fetch, reduce pages to text, one JSON file)
@@ -57,7 +59,7 @@ from pytest_ruler.errors import RulerDataError, RulerUsageError
 
 from . import sources as _sources
 from .essays import download_essays, essay_text_from_html
-from .fetch import NetworkError, RulerDownloadError, StatusError, by_hand, digest, failure, log, open_url, stream, write_atomically
+from .fetch import NetworkError, RulerDownloadError, StatusError, by_hand, digest, failure, forget_hosts, log, open_url, stream, write_atomically
 from .sources import DATA_FILES, DEFAULT_BASE_URLS, DOWNLOAD_KINDS, ESSAY_HTML_NAMES, ESSAY_TXT_NAMES, EXPECTED_DIGESTS, MIRRORS
 from .sources import OPTIONS, REMOTE_FILES, check_kind, data_file, default_data_dir
 
@@ -109,6 +111,7 @@ def download(
         ) from None
     target = folder / DATA_FILES[kind]
 
+    forget_hosts()  # each host's first request says "connecting to HOST" (fetch.open_url)
     if kind == "essays":
         download_essays(target, bases, timeout)
     elif kind in ("mmlu", "hotpotqa-train"):  # RULERv2's data

@@ -2,7 +2,9 @@
 
 The network half of ``pytest-ruler download`` (``data.download``, ``data.essays``):
 
-    URL ──► open_url (User-Agent, timeout; HTTP errors and network errors told apart)
+    URL ──► open_url (User-Agent; "connecting to HOST" on stderr before the first wait on a host;
+            ``timeout`` bounds the name lookup too: netlookup.connect; HTTP errors and network
+            errors told apart)
         ──► stream (body to a file, progress to stderr, a cut-short body is an error)
         ──► write_atomically (temporary file beside the target, renamed on success only)
     digest(path, algorithm): what ``data.download`` compares with the published digest.
@@ -14,7 +16,7 @@ and how to supply the file by hand (``by_hand``).
 Public names: :class:`RulerDownloadError` (re-exported by ``data.download``).
 For the other ``data`` modules: ``StatusError`` (the server answered with an
 error status), ``NetworkError`` (no usable answer), ``NETWORK_ERRORS``, ``log``,
-``by_hand``, ``failure``, ``open_url``, ``describe``, ``stream``,
+``by_hand``, ``failure``, ``open_url``, ``forget_hosts``, ``describe``, ``stream``,
 ``write_atomically``, ``digest``.
 """
 
@@ -26,6 +28,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from pytest_ruler.errors import RulerDataError
+from pytest_ruler.netlookup import LookupTimeout, connect
 
 from .sources import DATA_FILES, OPTIONS
 
@@ -100,10 +104,59 @@ def failure(
     return RulerDownloadError(kind, url, reason, fix)
 
 
+class _HTTPConnection(http.client.HTTPConnection):
+    """A connection whose name lookup ends with its timeout (``netlookup.connect``)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self._create_connection = connect
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self._create_connection = connect
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):  # type: ignore[no-untyped-def]
+        return self.do_open(_HTTPConnection, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):  # type: ignore[no-untyped-def]
+        return self.do_open(_HTTPSConnection, req, context=self._context)
+
+
+_said_hosts: set[str] = set()  # hosts this download has said it connects to (``forget_hosts`` at each start)
+_said_lock = threading.Lock()
+
+
+def forget_hosts() -> None:
+    """A new download: its first request to each host says so again."""
+    with _said_lock:
+        _said_hosts.clear()
+
+
+def _say_connecting(url: str, timeout: float) -> None:
+    """Say, once per host and download, that it connects there (the line before a wait)."""
+    host = urllib.parse.urlsplit(url).hostname or url
+    with _said_lock:
+        if host in _said_hosts:
+            return
+        _said_hosts.add(host)
+    log(f"  connecting to {host} (name lookup and connection: at most {timeout:g} s each) ...")
+
+
 def open_url(url: str, timeout: float) -> http.client.HTTPResponse:
+    """Open ``url`` within ``timeout`` seconds per step: the name lookup (``socket.getaddrinfo``
+    has no timeout of its own: ``netlookup.resolve`` waits on it in a thread), the connection
+    and each read. A line on stderr says where it connects, before the first wait on a host."""
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    _say_connecting(url, timeout)
     try:
-        response = urllib.request.urlopen(request, timeout=timeout)  # noqa: S310
+        opener = urllib.request.build_opener(_HTTPHandler, _HTTPSHandler)  # the environment's proxies, as urlopen
+        response = opener.open(request, timeout=timeout)
         return cast(http.client.HTTPResponse, response)
     except urllib.error.HTTPError as exc:
         exc.close()
@@ -117,6 +170,8 @@ def open_url(url: str, timeout: float) -> http.client.HTTPResponse:
 def describe(exc: BaseException) -> str:
     if isinstance(exc, urllib.error.URLError) and not isinstance(exc.reason, str):
         exc = exc.reason
+    if isinstance(exc, LookupTimeout):
+        return str(exc)
     if isinstance(exc, (socket.timeout, TimeoutError)):
         return "the connection timed out"
     text = str(exc) or type(exc).__name__

@@ -108,6 +108,9 @@ class Completion:
     # the engine calls this completion folds, each with its own endpoint (a think budget's thinking
     # call and answer call; those answered from the cache left out); None: it is one call, itself
     calls: tuple["EndpointCall", ...] | None = None
+    # what our code cut from the answer, said in words (None: the text is whole as the engine gave it):
+    # an answer far longer than its max_tokens allows (engines.answer_cap); never cached
+    cut: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -6,7 +6,9 @@ talking (the ``openai`` engine's: :mod:`.openai_pool`).
 
 Data flow::
 
-    EndpointPool(names, limits) ── one thread per slot: ``limits[e]`` requests in flight at e
+    EndpointPool(names, limits) ── at most ``limits[e]`` requests in flight at e, each on a thread of
+        e's; threads start only when work waits that no idle thread can take (``_grow``), so a
+        pool never holds more threads than requests it was given at once, however large the limits
     pool.run(jobs, send, on_done) ── each Job(index, key, tokens) is assigned an endpoint:
         key None (or affinity off)  → the least loaded endpoint
         key seen before             → the endpoint it went to (its prefix is in that cache),
@@ -112,6 +114,8 @@ class EndpointPool:
         self._cv = threading.Condition()
         self._closed = False
         self._threads: list[threading.Thread] = []
+        self._serving = [0] * len(names)  # threads of each endpoint, alive
+        self._idle = [0] * len(names)  # threads of each endpoint without a job (each takes any queued job)
 
     # ------------------------------------------------------------------ placing
 
@@ -151,7 +155,7 @@ class EndpointPool:
         if job.key is not None and job.key not in self._home:
             self._home[job.key] = e
         self._queues[e].append((job, inbox))
-        self._start(e)
+        self._grow()
         return True
 
     def home(self, key: Hashable) -> int | None:
@@ -161,14 +165,30 @@ class EndpointPool:
 
     # ------------------------------------------------------------------ running
 
-    def _start(self, e: int) -> None:
-        """Start endpoint ``e``'s slot threads, once (lock held)."""
-        if any(t.name.startswith(f"ruler-endpoint-{e}-") for t in self._threads):
+    def _grow(self) -> None:
+        """Start threads for the jobs waiting that the idle threads cannot take (lock held): first at
+        the endpoints they wait at, then, up to its limit, at any endpoint up (whose threads steal).
+        So there are never more threads than jobs given at once, nor more at ``e`` than ``limits[e]``."""
+        up = self._up()
+        spare = sum(len(q) for q in self._queues) - sum(self._idle[e] for e in up)  # a down endpoint's threads end
+        if spare <= 0 or self._closed:
             return
-        for slot in range(max(1, self.limits[e])):
-            t = threading.Thread(target=self._serve, args=(e,), name=f"ruler-endpoint-{e}-{slot}", daemon=True)
-            self._threads.append(t)
-            t.start()
+        for own in (True, False):
+            for e in sorted(up, key=lambda e: -len(self._queues[e])):
+                room = max(1, self.limits[e]) - self._serving[e]
+                add = min(room, spare, len(self._queues[e])) if own else min(room, spare)
+                for _ in range(max(0, add)):
+                    self._spawn(e)
+                spare -= max(0, add)
+                if spare <= 0:
+                    return
+
+    def _spawn(self, e: int) -> None:
+        self._serving[e] += 1
+        self._idle[e] += 1  # free until it takes a job (it waits for the lock now)
+        t = threading.Thread(target=self._serve, args=(e,), name=f"ruler-endpoint-{e}-{len(self._threads)}", daemon=True)
+        self._threads.append(t)
+        t.start()
 
     def _take(self, e: int) -> tuple[Job, Any] | None:
         """The next job for a free slot of ``e`` (lock held): its own queue, else the back of the longest other."""
@@ -181,6 +201,14 @@ class EndpointPool:
         return self._queues[victim].pop()
 
     def _serve(self, e: int) -> None:
+        try:
+            self._serve_jobs(e)
+        finally:  # it ends free (closed, or its endpoint down)
+            with self._cv:
+                self._serving[e] -= 1
+                self._idle[e] -= 1
+
+    def _serve_jobs(self, e: int) -> None:
         while True:
             with self._cv:
                 taken = None
@@ -190,6 +218,7 @@ class EndpointPool:
                     taken = self._take(e)
                     if taken is None:
                         self._cv.wait()
+                self._idle[e] -= 1
                 self._inflight[e] += 1
             job, inbox = taken
             started = time.perf_counter()
@@ -198,6 +227,7 @@ class EndpointPool:
             except EndpointDown as exc:
                 with self._cv:
                     self._inflight[e] -= 1
+                    self._idle[e] += 1
                     self._went_down(e, str(exc) or type(exc).__name__, job, inbox)
                     self._cv.notify_all()
                 continue
@@ -205,6 +235,7 @@ class EndpointPool:
                 result = inbox.fail(job, f"{type(exc).__name__}: {exc}")
             with self._cv:
                 self._inflight[e] -= 1
+                self._idle[e] += 1
                 self.stats[e].requests += 1
                 self.stats[e].seconds += time.perf_counter() - started
                 self._cv.notify_all()

@@ -22,7 +22,7 @@ httpx's per-operation timeouts.
 Host names: the socket library's lookup (``getaddrinfo``) honours no timeout, and
 httpcore's connect does it inside ``socket.create_connection``; a resolver that hangs
 would hold the request (and the start-up check) as long as it likes. So the backend
-looks the name up itself, in a daemon thread it waits on for at most the time left
+looks the name up itself (:func:`pytest_ruler.netlookup.resolve`), in a daemon thread it waits on for at most the time left
 (``ConnectTimeout`` when that passes; the thread is left to finish on its own), then
 connects to the addresses found, in order, as ``create_connection`` would. TLS still
 checks the certificate against the host name (httpcore passes it as the SNI name).
@@ -38,8 +38,6 @@ Public names: ``DeadlineTransport``.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
-import socket
 import ssl
 import threading
 import time
@@ -50,6 +48,7 @@ import httpcore
 import httpx
 
 from ..errors import RulerUsageError
+from ..netlookup import LookupTimeout, resolve
 from ..secrets import SECRET_MARK
 
 __all__ = ["DeadlineTransport"]
@@ -120,27 +119,14 @@ class _DeadlineStream(httpcore.NetworkStream):
 
 
 def _addresses(host: str, port: int, within: float) -> list[str]:
-    """The addresses ``host`` resolves to, looked up in a thread waited on for at most ``within`` seconds."""
+    """The addresses ``host`` resolves to, looked up in a thread waited on for at most ``within`` seconds
+    (:func:`pytest_ruler.netlookup.resolve`)."""
     try:
-        return [str(ipaddress.ip_address(host.strip("[]")))]
-    except ValueError:
-        pass
-    found: dict[str, typing.Any] = {}
-
-    def lookup() -> None:
-        try:
-            found["infos"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as exc:
-            found["error"] = exc
-
-    worker = threading.Thread(target=lookup, name=f"ruler-resolve-{host}", daemon=True)
-    worker.start()
-    worker.join(within)
-    if worker.is_alive():
-        raise httpcore.ConnectTimeout(f"the host name {host!r} did not resolve within {within:.3g} s")
-    if "error" in found:
-        raise httpcore.ConnectError(f"the host name {host!r} does not resolve ({found['error']})")
-    return list(dict.fromkeys(str(info[4][0]) for info in found["infos"]))
+        return resolve(host, port, within)
+    except LookupTimeout as exc:
+        raise httpcore.ConnectTimeout(str(exc)) from None
+    except OSError as exc:
+        raise httpcore.ConnectError(str(exc)) from None
 
 
 class _DeadlineBackend(httpcore.NetworkBackend):

@@ -39,12 +39,16 @@ samples and the item go on). An HTTP failure is ``finish_reason`` ``"error"``.
 Reasoning: a server that parses a thinking model's reasoning apart gives it as ``reasoning``
 (current vLLM) or ``reasoning_content`` (older vLLM, other servers), in ``message`` (chat) or
 the choice (completions); it is kept, scrubbed, as ``Completion.reasoning`` and the answer is the
-content (``None`` content: an empty answer). Splitting and counting is :mod:`.thinking`'s.
+content (``None`` content: an empty answer).
+
+Long answers: at most :func:`~.answer_cap.answer_bytes` of a completion's body is read, and an
+answer (or reasoning) longer than :func:`~.answer_cap.answer_chars` of its ``max_tokens`` is cut
+there; ``Completion.cut`` says what was cut and why (never cached; the item's report names it). Splitting and counting is :mod:`.thinking`'s.
 
 Several endpoints (``--ruler-base-url`` given more than once): :mod:`.openai_pool`
 checks them at start and spreads the requests; the probes below run on the first.
 
-Cache identity: base URL (several: the list), model, endpoint, prompt format, ``extra_body``, and
+Cache identity: base URL (several: the sorted list; each in one spelling, ``endpoints_key``), model, endpoint, prompt format, ``extra_body``, and
 ``served_model``: what ``GET /models`` says about the model, without the
 fields that change per call (:func:`~.openai_server.model_card`).
 
@@ -74,6 +78,7 @@ from ..errors import RulerUsageError
 from ..outside_text import shown
 from ..secrets import API_KEY_ENV, scrub
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
+from .answer_cap import CutBody, answer_bytes, cut_answer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .endpoints import EndpointDown
 from .openai_pool import OpenAIPool
@@ -112,6 +117,12 @@ def _answer_text(choice: Mapping[str, Any], *, chat: bool) -> tuple[str, str | N
     except UnicodeEncodeError as exc:
         return "", f"{field} holds a lone surrogate (U+{ord(value[exc.start]):04X}), which is not Unicode text"
     return value, None
+
+
+def _before_text(choice: Mapping[str, Any], *, chat: bool) -> bool:
+    """Whether a cut body ended before the answer's field began (so no answer was read at all)."""
+    holder = choice.get("message") if chat else choice
+    return holder is None or (isinstance(holder, dict) and ("content" if chat else "text") not in holder)
 
 
 REASONING_FIELDS = ("reasoning", "reasoning_content")  # current vLLM's name first, then older vLLM's and others'
@@ -287,10 +298,12 @@ class OpenAIEngine(OpenAIPool, EngineBase):
         via = via or self
         path, body = self._body(request)
         where = f"POST {via.base_url}{path}"
+        limit = answer_bytes(request.max_tokens)  # an answer far longer than max_tokens allows is cut here
         try:
             data = via.post_json(path, body, jitter=random.Random(self.config.seed * 1_000_003 + index), timeout=self._timeout_for(request.prompt_tokens),
-                                 move_on_drop=move_on_drop)
-            choice = data["choices"][0]
+                                 move_on_drop=move_on_drop, max_bytes=limit)
+            cut_body = isinstance(data, CutBody)
+            choice = data["choices"][0] if not cut_body or data.get("choices") else {}
             if not isinstance(choice, dict):
                 raise TypeError
         except HTTPFailure as exc:
@@ -303,17 +316,23 @@ class OpenAIEngine(OpenAIPool, EngineBase):
             return self._failed(request, shown(f"{type(exc).__name__}: {exc}"), start)
         self._check_model_name(data.get("model"))
         text, problem = _answer_text(choice, chat=self.endpoint == "chat")
+        if problem is not None and cut_body and _before_text(choice, chat=self.endpoint == "chat"):
+            text, problem = "", None  # the body was cut before its text began: an empty answer, marked cut
         if problem is not None:
             return self._malformed(request, f"{where}: {problem}", start)
-        text = scrub(text)  # the parsed answer, never the raw JSON (one rule: secrets.scrub)
         reasoning = _reasoning_text(choice, chat=self.endpoint == "chat")
+        cut = cut_answer(text, reasoning, request.max_tokens, limit if cut_body else None)
+        if cut is not None:
+            text, reasoning = cut.text, cut.reasoning
+            log.warning("openai engine: %s: %s", where, cut.note)
+        text = scrub(text)  # the parsed answer, never the raw JSON (one rule: secrets.scrub)
         reasoning = scrub(reasoning) if reasoning is not None else None
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         prompt_tokens = _count(usage.get("prompt_tokens"))
         completion_tokens = _count(usage.get("completion_tokens"))
         if completion_tokens is None:
             completion_tokens = self.tokenizer.count(text)
-        reason = choice.get("finish_reason") or "stop"
+        reason = choice.get("finish_reason") or ("length" if cut_body else "stop")  # a cut body ran past max_tokens
         if reason == "eos":
             reason = "stop"
         details = usage.get("prompt_tokens_details")  # a server with a prefix cache says how much it reused
@@ -325,6 +344,7 @@ class OpenAIEngine(OpenAIPool, EngineBase):
             seconds=time.perf_counter() - start,
             cached_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
             reasoning=reasoning,
+            cut=None if cut is None else cut.note,
         )
 
     def _check_model_name(self, answered: Any) -> None:
@@ -376,8 +396,9 @@ class OpenAIEngine(OpenAIPool, EngineBase):
     def identity(self) -> Mapping[str, Any]:
         ident: dict[str, Any] = {
             "engine": "openai",
-            # several endpoints: all of them (another set of servers is another cache key)
-            "base_url": self.base_url if len(self.endpoint_urls) == 1 else self.endpoint_urls,
+            # several endpoints: all of them (another set of servers is another cache key), in one
+            # spelling each and sorted: their order and spelling change no key (.openai_pool)
+            "base_url": self.endpoints_key,
             "model": self.model,
             "endpoint": self.endpoint,
             "prompt_format": self.prompt_format,

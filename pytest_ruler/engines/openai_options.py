@@ -3,22 +3,29 @@
 ``OPTIONS`` declares what :class:`~pytest_ruler.engines.openai.OpenAIEngine`
 reads from ``EngineConfig.options``; :mod:`.options` coerces the values once.
 
-Public names: ``OPTIONS``, ``ENDPOINTS``, ``PROMPT_FORMATS``.
+Public names: ``OPTIONS``, ``ENDPOINTS``, ``MAX_CONCURRENCY``, ``PROMPT_FORMATS``.
 """
 
 from __future__ import annotations
 
 from .options import EngineOption
 
-__all__ = ["ENDPOINTS", "OPTIONS", "PROMPT_FORMATS"]
+__all__ = ["ENDPOINTS", "MAX_CONCURRENCY", "OPTIONS", "PROMPT_FORMATS"]
+
+# requests in flight per endpoint, at most: vLLM's largest default batch (--max-num-seqs 1024 on
+# large GPUs); more only wait in the server's queue, each holding a connection (a file descriptor
+# of the 1024 a process gets by default) and a thread here. Above it: refused at start.
+MAX_CONCURRENCY = 1024
 
 ENDPOINTS = ("auto", "completions", "chat")
 PROMPT_FORMATS = ("auto", "ids", "text")
 
 OPTIONS: tuple[EngineOption, ...] = (
-    EngineOption("concurrency", "int", 8, "requests in flight per endpoint (with xdist: per endpoint for the whole run, "
-                 "each worker holding its share). With --ruler-base-url given several times each endpoint gets this many",
-                 minimum=1, cli="max-concurrency"),
+    EngineOption("concurrency", "int", 8, "requests in flight per endpoint, at most 1024 (with xdist: per endpoint for the "
+                 "whole run, each worker holding its share). With --ruler-base-url given several times each endpoint gets this "
+                 "many. No more threads are started than requests are waiting; above 1024 (vLLM's largest default batch) "
+                 "requests would only wait in the server's queue, so a larger value is refused at start",
+                 minimum=1, maximum=MAX_CONCURRENCY, cli="max-concurrency"),
     EngineOption(
         "timeout", "float", None,
         "seconds a request may take in all, however slowly the server sends its answer; by default 120 s plus 5 s "

@@ -6,9 +6,12 @@ router, replicas behind a gateway that does not route by prefix). :class:`OpenAI
 is the engine's base class between the server probing (:mod:`.openai_server`) and the
 engine (:mod:`.openai`):
 
-    open_endpoints(config, options) ──► one transport per URL, in order; the first that answers
-        is the engine's own (its probes run there); each asked GET /models. Refused at start,
-        naming both values: the same URL twice, endpoints that serve the model differently
+    open_endpoints(config, options) ──► each URL's host looked up once (endpoint_address.locate,
+        within the start-up timeout; a host that does not resolve is a server that does not
+        answer); one transport per URL, in order; the first that answers is the engine's own (its
+        probes run there); each asked GET /models. Refused at start, naming both values: one
+        server given twice however spelt (endpoint_address.same_server: ``localhost`` and
+        ``127.0.0.1``, ``//v1``, a default port), endpoints that serve the model differently
         (their /models cards differ) or report different context lengths. The start-up check
         (``check_endpoints``, strict) wants every endpoint up; an engine built mid-run (lazily,
         or in an xdist worker) starts with an endpoint that does not answer marked down
@@ -25,6 +28,9 @@ engine (:mod:`.openai`):
         ──► each Completion carries ``endpoint`` (the URL that answered, without credentials
         or query: ``display_url``) and ``moved_from`` (those that failed it)
 
+``endpoints_key``: the endpoints as the cache identity holds them, in one spelling and sorted
+(``endpoint_address.cache_url``), so ``B,A`` after ``A,B`` finds every prediction.
+
 The per-endpoint counts of the report are tallied from those two fields, per item
 (:mod:`pytest_ruler.results.endpoints`), so they reach an xdist controller with the items.
 
@@ -40,9 +46,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RulerUsageError
 from ..outside_text import shown
+from .endpoint_address import EndpointAddress, cache_url, duplicate, locate
 from .endpoints import EndpointPool, Job, worker_limits
 from .openai_server import OpenAIServer, model_card
-from .openai_transport import HTTPFailure, endpoint_urls
+from .openai_transport import STARTUP_TIMEOUT, HTTPFailure, endpoint_urls, parse_base_url
 
 __all__ = ["OpenAIPool", "xdist_worker"]
 
@@ -66,6 +73,19 @@ def _silent(t: OpenAIServer) -> str | None:
     except HTTPFailure as exc:
         return exc.detail if exc.dropped or exc.timed_out else None
     return None
+
+
+def _refuse_duplicates(located: Sequence[EndpointAddress]) -> None:
+    """One server given twice (however spelt) would hold twice --ruler-max-concurrency: refused, naming both."""
+    pair = duplicate(located)
+    if pair is None:
+        return
+    a, b = pair
+    where = sorted(a.addresses & b.addresses) or [a.host]
+    raise RulerUsageError(
+        "--ruler-base-url", b.given,
+        f"{a.given} and {b.given} are one server ({where[0]} port {a.port}, path {a.path or '/'}); give each server's "
+        "URL once (one server given twice would get twice --ruler-max-concurrency requests at once)")
 
 
 def _card(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,6 +122,7 @@ class OpenAIPool(OpenAIServer):
         mid-run: lazily, or in an xdist worker) an endpoint that does not answer at all is down from the
         start, said once, as long as one answers. ``pool``: then build the pool."""
         urls = endpoint_urls(config.base_url)
+        located = self._locate(urls, options)
         self.endpoints, down, entry = [], {}, None
         for n, url in enumerate(urls):
             last = n == len(urls) - 1
@@ -110,11 +131,13 @@ class OpenAIPool(OpenAIServer):
                 self.close_transport()
             t = self if mine else OpenAIServer()
             t.connect(config, dict(options), url=url)
-            if any(other.base_url == t.base_url for other in self.endpoints):
+            why = located[n].problem  # the host does not resolve: the server cannot answer
+            if why is not None and (strict or (mine and last)):
                 if t is not self:
                     t.close_transport()
-                raise RulerUsageError("--ruler-base-url", t.base_url, "this endpoint is given twice; give each server's URL once")
-            why = None if strict or (mine and last) else _silent(t)
+                raise t.startup_error(HTTPFailure(why, detail=why, timed_out=located[n].timed_out))
+            if why is None and not (strict or (mine and last)):
+                why = _silent(t)
             if why is not None:
                 if mine:  # the next endpoint may be this engine's own; this one keeps a transport of its own
                     t = OpenAIServer()
@@ -127,6 +150,8 @@ class OpenAIPool(OpenAIServer):
                 entry = self._served_entry()
             else:
                 self._compare(t, entry, t._served_entry())
+            located[n] = located[n].at(t.base_url)  # its API root may have moved to /v1 (openai_server)
+        _refuse_duplicates(located)
         if pool:
             worker, workers = xdist_worker()
             limits = worker_limits(options["concurrency"], len(self.endpoints), worker, workers)
@@ -137,6 +162,17 @@ class OpenAIPool(OpenAIServer):
                              "the other endpoints")
         assert entry is not None  # the last URL raises when no endpoint answers
         return entry
+
+    @staticmethod
+    def _locate(urls: Sequence[str], options: Mapping[str, Any]) -> list[EndpointAddress]:
+        """Each URL's form checked, its host looked up once (within the start-up timeout), and the same
+        server given twice refused, before anything is sent."""
+        seconds = options.get("timeout") or STARTUP_TIMEOUT
+        for url in urls:
+            parse_base_url(url)  # its form first: a scheme, a host, no credentials
+        located = [locate(url, seconds) for url in urls]
+        _refuse_duplicates(located)
+        return located
 
     def _compare(self, other: OpenAIServer, ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> None:
         a, b = self.base_url, other.base_url
@@ -167,6 +203,13 @@ class OpenAIPool(OpenAIServer):
     def endpoint_urls(self) -> list[str]:
         """The endpoints as shown (no credentials, no query)."""
         return [t.base_url for t in getattr(self, "endpoints", None) or [self]]
+
+    @property
+    def endpoints_key(self) -> str | list[str]:
+        """The endpoints as the cache key holds them: in one spelling each (``endpoint_address.cache_url``),
+        sorted (several), so neither their order nor their spelling changes the key."""
+        urls = sorted(cache_url(u) for u in self.endpoint_urls)
+        return urls[0] if len(urls) == 1 else urls
 
     # ------------------------------------------------------------------ requests
 

@@ -12,6 +12,9 @@ and the engine (:mod:`.openai`):
                             more than the model's name and owner
     _choose_endpoint    ──► one-token probes of /completions: token ids, text, or chat
 
+``startup_error(exc)``: the start-up check's error for ``exc`` (also the pool's, for a host that
+does not resolve).
+
 Every server-given text in an error (model names, error bodies) is shown
 escaped and scrubbed (:func:`~pytest_ruler.outside_text.shown`).
 
@@ -81,10 +84,12 @@ class OpenAIServer(OpenAITransport):
                     log.info("openai engine: %s has no /models; using %s", self.base_url, display_url(alt))
                     self._base, self.base_url = alt, display_url(alt)
                     return self._pick_model(data)
-            raise self._startup_error(exc) from None
+            raise self.startup_error(exc) from None
         return self._pick_model(data)
 
-    def _startup_error(self, exc: HTTPFailure) -> RulerUsageError:
+    def startup_error(self, exc: HTTPFailure) -> RulerUsageError:
+        """The start-up check's error for a server that did not answer as it should (``exc``): refused
+        key, no answer in time, unreachable (a host that does not resolve too), or another status."""
         url = self.base_url
         if exc.status in (401, 403):
             have = "is set but was refused" if self._key else "is not set"

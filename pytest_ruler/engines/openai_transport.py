@@ -19,8 +19,11 @@ Data flow::
                                  timed-out request once, none starting later than 10 minutes
                                  past the first attempt's deadline)
     both ──► _request ──► _exchange: send, follow redirects (at most 5; Authorization only
-                          to the same scheme, host and port; said once), read at most
-                          64 MiB ──► the JSON answer, parsed, nothing scrubbed in it
+                          to the same scheme, host and port; said once), the body streamed:
+                          at most ``max_bytes`` read (a completion's: answer_cap.answer_bytes of
+                          its max_tokens; a longer body is what its first bytes hold, an
+                          answer_cap.CutBody), else at most 64 MiB ──► the JSON answer, parsed,
+                          nothing scrubbed in it
 
 Deadlines: a request's ``timeout`` bounds the whole request (connect, send,
 headers, body), however slowly the server sends its bytes
@@ -45,7 +48,7 @@ retry a dropped connection (refused, reset: ``HTTPFailure.dropped``), so the eng
 the request to another endpoint at once (:mod:`.openai_pool`).
 
 Public names: ``OpenAITransport`` (``connect``, ``get_json``, ``post_json``,
-``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``, ``endpoint_urls``,
+``close_transport``, ``on_wait``), ``HTTPFailure``, ``display_url``, ``endpoint_urls``, ``parse_base_url``,
 ``BASE_TIMEOUT``, ``STARTUP_TIMEOUT``.
 """
 
@@ -55,6 +58,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import threading
 import time
 import urllib.parse
@@ -66,9 +70,10 @@ import tenacity
 from ..errors import RulerUsageError
 from ..outside_text import shown
 from ..secrets import API_KEY_ENV, api_key
+from .answer_cap import partial_json
 from .http_deadline import DeadlineTransport
 
-__all__ = ["BASE_TIMEOUT", "STARTUP_TIMEOUT", "HTTPFailure", "OpenAITransport", "display_url", "endpoint_urls"]
+__all__ = ["BASE_TIMEOUT", "STARTUP_TIMEOUT", "HTTPFailure", "OpenAITransport", "display_url", "endpoint_urls", "parse_base_url"]
 
 log = logging.getLogger("pytest_ruler.engines.openai")  # one logger for the engine and its transport
 
@@ -136,8 +141,8 @@ def endpoint_urls(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def _parse_base_url(raw: str) -> tuple[str, str, str]:
-    """(request base without trailing slash, query string, display form)."""
+def parse_base_url(raw: str) -> tuple[str, str, str]:
+    """(request base without trailing slash, repeated slashes in its path made one; query string; display form)."""
     parts = urllib.parse.urlsplit(raw.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RulerUsageError(
@@ -149,7 +154,8 @@ def _parse_base_url(raw: str) -> tuple[str, str, str]:
             "--ruler-base-url", display_url(raw),
             f"do not put credentials in the URL; set the API key in the environment variable {API_KEY_ENV}",
         )
-    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    path = re.sub(r"/{2,}", "/", parts.path).rstrip("/")  # http://host//v1 means /v1
+    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
     return base, parts.query, display_url(base)
 
 
@@ -245,7 +251,7 @@ class OpenAITransport:
         """The connection settings from a config and its coerced options (``url``: one endpoint of
         several; default the first); opens the client (no request yet)."""
         self.config, self.model = config, config.model
-        self._base, self._query, self.base_url = _parse_base_url(url if url is not None else endpoint_urls(config.base_url)[0])
+        self._base, self._query, self.base_url = parse_base_url(url if url is not None else endpoint_urls(config.base_url)[0])
         self._key = _Secret(api_key())
         # None: scaled with the prompt (see _timeout_for); a number: the deadline of every request
         self.timeout = options["timeout"]
@@ -314,23 +320,28 @@ class OpenAITransport:
         return BASE_TIMEOUT + _TIMEOUT_PER_1K_TOKENS * prompt_tokens / 1000
 
     def _request(self, method: str, path: str, body: Any = None, *, base: str | None = None, seconds: float | None = None,
-                 deadline: float | None = None) -> Any:
-        """One request, ended by ``deadline`` (monotonic) or ``seconds`` from now; the parsed JSON answer."""
+                 deadline: float | None = None, max_bytes: int | None = None) -> Any:
+        """One request, ended by ``deadline`` (monotonic) or ``seconds`` from now; the parsed JSON answer.
+        ``max_bytes``: read at most that much of the answer; a longer one is what its first bytes hold
+        (an ``answer_cap.CutBody``). Without it an answer over 64 MiB is refused."""
         seconds = seconds or self._timeout_for(0)
         deadline = deadline if deadline is not None else time.monotonic() + seconds
         where = f"{method} {display_url(base or self._base)}{path}"
-        status, headers, raw = self._exchange(method, self._url(path, base), body, deadline, where, seconds)
+        status, headers, raw, whole = self._exchange(method, self._url(path, base), body, deadline, where, seconds, max_bytes)
         if status >= 300:
             detail = _error_text(raw) or f"HTTP {status}"
             raise HTTPFailure(f"{where}: HTTP {status}: {detail}", status=status, retryable=status in _RETRY_STATUS,
                               retry_after=_retry_after(headers.get("Retry-After")), detail=detail)
+        if not whole:
+            return partial_json(raw, len(raw))
         try:
             return json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError):
             raise HTTPFailure(f"{where}: the answer is not JSON") from None
 
-    def _exchange(self, method: str, url: str, body: Any, deadline: float, where: str, seconds: float) -> tuple[int, httpx.Headers, bytes]:
-        """Send, follow redirects, read the body: (status, headers, body bytes)."""
+    def _exchange(self, method: str, url: str, body: Any, deadline: float, where: str, seconds: float,
+                  max_bytes: int | None = None) -> tuple[int, httpx.Headers, bytes, bool]:
+        """Send, follow redirects, read the body: (status, headers, body bytes, whether the body was read whole)."""
         try:
             request = self._client.build_request(
                 method, url, headers=self._headers(), content=None if body is None else json.dumps(body).encode("utf-8"),
@@ -342,9 +353,10 @@ class OpenAITransport:
                     if response.is_redirect and response.next_request is not None:
                         request = self._redirected(request, response.next_request)
                         continue
-                    return response.status_code, response.headers, self._read(response, where)
+                    raw, whole = self._read(response, where, max_bytes)
+                    return response.status_code, response.headers, raw, whole
                 finally:
-                    response.close()
+                    response.close()  # a body left unread closes its connection: it is never reused
         except httpx.TimeoutException:
             raise HTTPFailure(f"{where}: no complete answer within {seconds:g} s "
                               "(set --ruler-engine-option=timeout=SECONDS to wait longer)", retryable=True, timed_out=True) from None
@@ -370,14 +382,21 @@ class OpenAITransport:
         return following
 
     @staticmethod
-    def _read(response: httpx.Response, where: str) -> bytes:
+    def _read(response: httpx.Response, where: str, max_bytes: int | None = None) -> tuple[bytes, bool]:
+        """The body, streamed: (its bytes, True); with ``max_bytes``, a longer body's first ``max_bytes``
+        bytes and False (nothing past the chunk that crossed the limit is read). Without it, a body
+        over 64 MiB is an HTTPFailure."""
+        limit = _MAX_ANSWER_BYTES if max_bytes is None else max_bytes
         parts, size = [], 0
         for part in response.iter_bytes():
             size += len(part)
-            if size > _MAX_ANSWER_BYTES:
-                raise HTTPFailure(f"{where}: the answer is larger than {_MAX_ANSWER_BYTES // 2**20} MiB")
+            if size > limit:
+                if max_bytes is None:
+                    raise HTTPFailure(f"{where}: the answer is larger than {_MAX_ANSWER_BYTES // 2**20} MiB")
+                parts.append(part[:len(part) - (size - limit)])
+                return b"".join(parts), False
             parts.append(part)
-        return b"".join(parts)
+        return b"".join(parts), True
 
     def get_json(self, path: str, base: str | None = None, *, deadline: float | None = None) -> Any:
         """GET once, no retries, within ``deadline`` (monotonic; default: ``timeout`` or 10 s from now)."""
@@ -385,9 +404,10 @@ class OpenAITransport:
         return self._request("GET", path, base=base, seconds=seconds, deadline=deadline)
 
     def post_json(self, path: str, body: Any, *, retries: int | None = None, jitter: random.Random | None = None,
-                   timeout: float | None = None, move_on_drop: bool = False) -> Any:
+                   timeout: float | None = None, move_on_drop: bool = False, max_bytes: int | None = None) -> Any:
         """POST with retries (see the module docstring); each attempt within ``timeout`` seconds; the JSON
-        answer. ``move_on_drop``: a dropped connection is raised at once, not retried here."""
+        answer. ``move_on_drop``: a dropped connection is raised at once, not retried here. ``max_bytes``:
+        at most that much of the answer is read; a longer one comes back as an ``answer_cap.CutBody``."""
         retries = self.max_retries if retries is None else retries
         seconds = timeout or self._timeout_for(0)
         policy = _RetryPolicy(retries, self.retry_backoff, jitter or random.Random(0), window=seconds + _RETRY_WINDOW,
@@ -399,7 +419,7 @@ class OpenAITransport:
             for attempt in attempts:
                 tries = attempt.retry_state.attempt_number
                 with attempt:
-                    return self._request("POST", path, body, seconds=seconds)
+                    return self._request("POST", path, body, seconds=seconds, max_bytes=max_bytes)
         except HTTPFailure as exc:
             if tries > 1:
                 exc.args = (f"{exc.args[0]} (after {tries - 1} retries)",)

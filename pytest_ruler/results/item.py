@@ -4,7 +4,10 @@ A frozen record, serialised into the test report (``report.ruler``, set in
 ``plugin.pytest_runtest_makereport``: so xdist workers hand it to the controller)
 and into the JSON report's ``items``. ``predictions`` keeps every sample's
 prediction next to its answers and score (``failures`` only the first three
-failing ones, for the failure message). An item with ``error``
+failing ones, for the failure message). Long texts are stored once: a stored
+failure names its sample by ``index`` and carries ``pred`` and ``outputs`` only
+where they differ from that sample's ``predictions`` record (an engine error's
+``<error: ...>``); ``from_dict`` fills them back. An item with ``error``
 set has no trustworthy score: it fails, and aggregation treats its cell as
 missing evidence.
 
@@ -74,7 +77,7 @@ class ItemResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["failures"] = [dict(f) for f in self.failures]
+        d["failures"] = _failures_out(self.failures, self.predictions)
         d["reasons"] = list(self.reasons)
         d["depth_scores"] = dict(self.depth_scores)
         d["calls"] = [dict(c) for c in self.calls]
@@ -92,7 +95,7 @@ class ItemResult:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ItemResult":
         d = dict(d)
-        d["failures"] = tuple(d.get("failures", ()))
+        d["failures"] = _failures_in(d.get("failures", ()), d.get("predictions") or ())
         d["reasons"] = tuple(d.get("reasons", ()))
         d["depth_scores"] = dict(d.get("depth_scores") or {})
         d["calls"] = tuple(d.get("calls") or ())
@@ -132,6 +135,37 @@ class ItemResult:
             pred = f["pred"] if len(f["pred"]) <= 160 else f["pred"][:157] + "..."
             lines.append(f"  sample {f['index']}: predicted {pred!r}, expected {list(f['outputs'])!r}")
         return "\n".join(lines)
+
+
+def _failures_out(failures: Any, predictions: Any) -> list[dict[str, Any]]:
+    """The failing samples as stored: ``pred`` and ``outputs`` only where they differ from the sample's
+    ``predictions`` record (its ``prediction`` and ``answers``), so a long answer is stored once."""
+    records = {p.get("index"): p for p in predictions if isinstance(p, Mapping)}
+    out = []
+    for f in failures:
+        f, rec = dict(f), records.get(f.get("index"))
+        if rec is not None:
+            if "pred" in f and f["pred"] == rec.get("prediction"):
+                del f["pred"]
+            if "outputs" in f and list(f["outputs"]) == list(rec.get("answers") or ()):
+                del f["outputs"]
+        out.append(f)
+    return out
+
+
+def _failures_in(failures: Any, predictions: Any) -> tuple[dict[str, Any], ...]:
+    """The failing samples with ``pred`` and ``outputs`` filled back from their ``predictions`` records."""
+    records = {p.get("index"): p for p in predictions if isinstance(p, Mapping)}
+    out = []
+    for f in failures or ():
+        rec = records.get(f.get("index")) if isinstance(f, Mapping) else None
+        if rec is None:
+            out.append(f)
+            continue
+        out.append({"index": f["index"], "pred": f.get("pred", rec.get("prediction", "")),
+                    "outputs": f.get("outputs", list(rec.get("answers") or ())),
+                    **{k: v for k, v in f.items() if k not in ("index", "pred", "outputs")}})
+    return tuple(out)
 
 
 def item_passes(score: float, mark: float, error: str | None) -> bool:

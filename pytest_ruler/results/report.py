@@ -26,7 +26,9 @@ itself, a mapping is read with ``Report.from_dict`` (unchecked: use ``results.sa
 input from outside).
 
 ``prefix_cache`` (top level, when an engine reported it) is computed from the items' own
-``prefix_cache`` entries (``prefix_cache_total``); ``endpoints`` (top level, when an engine
+``prefix_cache`` entries (``prefix_cache_total``; a count that cannot be true, more cached tokens
+than prompt tokens, is left out and counted as ``untrusted``: ``results.endpoints.prefix_cache_notes``
+is the report's warning); ``endpoints`` (top level, when an engine
 answered through endpoints) from the items' ``endpoints`` (``results.endpoints.endpoint_total``).
 
 Public names: ``MODES``, ``ModeResults``, ``Report``, ``SUMMARY_DIGITS``, ``as_report``, ``prefix_cache_total``.
@@ -41,7 +43,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from .cells import depth_map
-from .endpoints import endpoint_total
+from .endpoints import endpoint_total, trusted_cached
 from .item import SCHEMA, ItemResult, item_passes
 from .summary import cell_scores, mapreduce_vs_native, summarize_results
 
@@ -264,13 +266,28 @@ class Report:
 
 def prefix_cache_total(items: Iterable[ItemResult]) -> dict[str, Any] | None:
     """The engine's prefix cache over the run's engine calls that reported it: prompt tokens,
-    those served from the cache and their share; None when no engine call reported it."""
-    reported = [r.prefix_cache for r in items if r.prefix_cache]
+    those served from the cache and their share (never above 1); None when no engine call reported
+    it. Counts that cannot be true (``results.endpoints.trusted_cached``: more cached than prompt
+    tokens) are left out and counted in ``untrusted`` (answers), present only when there are any."""
+    prompt = cached = untrusted = 0
+    reported = False
+    for r in items:
+        p = r.prefix_cache
+        if not p:
+            continue
+        reported = True
+        untrusted += int(p.get("untrusted", 0))
+        if trusted_cached(p.get("cached_tokens", 0), p.get("prompt_tokens", 0)):
+            prompt += int(p.get("prompt_tokens", 0))
+            cached += int(p.get("cached_tokens", 0))
+        else:  # a saved item's counts that cannot be true (from before the check, or edited)
+            untrusted += 1
     if not reported:
         return None
-    prompt = sum(int(p.get("prompt_tokens", 0)) for p in reported)
-    cached = sum(int(p.get("cached_tokens", 0)) for p in reported)
-    return {"prompt_tokens": prompt, "cached_tokens": cached, "share": round(cached / prompt, 4) if prompt else None}
+    out: dict[str, Any] = {"prompt_tokens": prompt, "cached_tokens": cached, "share": round(cached / prompt, 4) if prompt else None}
+    if untrusted:
+        out["untrusted"] = untrusted
+    return out
 
 
 def as_report(report: Report | Mapping[str, Any]) -> Report:

@@ -16,7 +16,7 @@ completion is committed as soon as it finishes (WAL mode, busy timeout), so
 several xdist workers can write at once and a killed run keeps every finished
 sample; a rerun of the same command makes zero engine calls. Only successful
 completions are stored: an answer that came with an error (a malformed answer,
-a failed request) and over-length refusals are recomputed. A thinking model's reasoning, where the
+a failed request), an answer our code cut (``Completion.cut``) and over-length refusals are recomputed. A thinking model's reasoning, where the
 engine got it apart from the answer, is kept with it (column ``reasoning``, added to an older file).
 Each completion names the engine that wrote it (column ``engine``: a row of table ``engines``,
 written by :meth:`PredictionCache.tag`: the ``--ruler-model`` name, the back end and the
@@ -206,7 +206,7 @@ class PredictionCache:
 
     def put(self, key: str, completion: Completion, engine: str | None = None) -> None:
         """Keep a successful completion under ``key``; ``engine``: its engine's id (:meth:`tag`)."""
-        if not completion.ok or completion.error is not None or not self._writable:
+        if not completion.ok or completion.error is not None or completion.cut is not None or not self._writable:
             return
         try:
             with self._lock:

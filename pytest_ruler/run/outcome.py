@@ -35,7 +35,7 @@ from typing import Any
 from ..report.lines import lines
 from ..report.reporters import RunEnd
 from ..results import ItemResult
-from ..results.endpoints import endpoint_total, failover_notes
+from ..results.endpoints import endpoint_total, failover_notes, prefix_cache_notes
 from ..results.report import Report
 from ..results.verdict import EXIT_STATUS, FAILED, NOT_DECIDED, Reason, Verdict
 from ..secrets import scrub
@@ -211,7 +211,7 @@ class RunRecord:
         if c.shard is not None:  # a shard's report: merged by `pytest-ruler merge`, never gated alone
             fields["shard"] = c.shard.entry(suite_settings(c))
         # an endpoint that failed mid-run (results.endpoints): from the items, so an xdist worker's failover counts too
-        warnings = list(rs.warnings) + failover_notes(endpoint_total(self.results))
+        warnings = list(rs.warnings) + failover_notes(endpoint_total(self.results)) + prefix_cache_notes(self.results)
         if warnings:
             fields["warnings"] = warnings
         fields["interrupted"] = self.interrupted

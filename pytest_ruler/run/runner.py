@@ -50,7 +50,7 @@ from ..engines import GenerationRequest
 from ..results import ItemResult
 from ..results.item import item_passes
 from ..results.budgets import item_thinking
-from ..results.endpoints import tally
+from ..results.endpoints import count_prefix_cache, prefix_cache_record, tally
 from ..results.scoring import count_nulls, get_metric, sample_scorer
 
 __all__ = ["SAMPLES_PER_CALL", "ItemInputs", "NativeWork", "native_work", "upcoming_work", "errored_result", "grade", "item_result", "prediction_records", "run_mapreduce", "run_native"]
@@ -94,16 +94,28 @@ def prediction_records(refs: Sequence[_Ref], preds: Sequence[str], scores: Seque
     """One record per sample for the report (``ItemResult.predictions``): index, prediction
     (model output, scrubbed of secrets), reference answers, the sample's score, prompt hash;
     where a sample has an outcome (``completions``, see ``engines.thinking``), also the outcome,
-    its finish reason and its thinking and answer tokens."""
+    its finish reason and its thinking and answer tokens; where our code cut the answer
+    (``Completion.cut``: far longer than its max_tokens allows), ``cut`` says how."""
     from ..secrets import scrub
 
     records = [{"index": r.index, "prediction": scrub(p), "answers": list(r.outputs), "score": s, "prompt_hash": r.digest}
                for r, p, s in zip(refs, preds, scores)]
     for rec, c in zip(records, completions):
+        if getattr(c, "cut", None):  # what our code did to the answer, where the answer is shown
+            rec["cut"] = c.cut
         if getattr(c, "outcome", None) is not None and (c.outcome != "answered" or c.thinking_tokens):
             rec.update(outcome=c.outcome, finish_reason=c.finish_reason, thinking_tokens=c.thinking_tokens,
                        answer_tokens=max(0, c.completion_tokens - c.thinking_tokens))
     return tuple(records)
+
+
+def _cut_reason(completions: Sequence[Any]) -> tuple[str, ...]:
+    """The item's line for answers our code cut (``Completion.cut``; their records say how), if any."""
+    cut = [c for c in completions if getattr(c, "cut", None)]
+    if not cut:
+        return ()
+    return (f"{len(cut)} of {len(completions)} answers were cut by pytest-ruler, far longer than their max_tokens allows "
+            f"(see each prediction's 'cut'); the first: {cut[0].cut}",)
 
 
 def _sample_scores(spec: Any, refs: Sequence[Any], preds: Sequence[str]) -> tuple[float, ...]:
@@ -262,10 +274,8 @@ class NativeWork:
         self.cached += sum(from_cache)
         self.prompt_tokens += sum(len(r.prompt_ids) for r in requests)
         for c, hit in zip(completions, from_cache):
-            if not hit and c.cached_tokens is not None:
-                self.prefix_cache["prompt_tokens"] += c.prompt_tokens
-                self.prefix_cache["cached_tokens"] += c.cached_tokens
             if not hit:
+                count_prefix_cache(self.prefix_cache, c)  # a count that cannot be true is left out (results.endpoints)
                 tally(self.endpoints, c)
         self.refs += [_ref(s) for s in generated]
         if self.sequential is not None and self.sequential.update(_sample_scores(self.spec, self.refs[-len(generated):], [c.text for c in completions])):
@@ -288,12 +298,12 @@ class NativeWork:
             error=f"{len(failed)} of {len(completions)} samples got no answer from the engine: {failed[0].error}" if failed else None,
             over_length=sum(c.finish_reason == "over_length" for c in completions), errors=len(failed), cached=self.cached,
             engine_calls=len(completions) - self.cached, prompt_tokens=self.prompt_tokens, failures=tuple(failures),
-            reasons=tuple(sorted({c.error for c in completions if c.error})[:3]),
+            reasons=tuple(sorted({c.error for c in completions if c.error})[:3]) + _cut_reason(completions),
             depth_scores=_depth_scores(spec, self.depths, refs, preds) if self.depths else {},
             sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores, completions),
             thinking=item_thinking(completions, scores, session.config.think_budget),
             stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
-            prefix_cache=dict(self.prefix_cache) if self.prefix_cache["prompt_tokens"] else {},
+            prefix_cache=prefix_cache_record(self.prefix_cache),
             endpoints=self.endpoints,
         )
 

@@ -14,7 +14,7 @@ import pytest
 from pytest_ruler.engines.scripted import oracle_answer
 
 from ..servers.stub_openai import StubServer, completion
-from .helpers import report, run
+from .helpers import XDIST, report, run
 
 TAIL = " (the exact text, six xylophone boxes)"  # every answer holds x's: a 1-character key "x" must not eat them
 
@@ -119,3 +119,34 @@ def test_a_malformed_completion_is_a_named_sample_and_not_an_item_error(pytester
     assert any(r.startswith("malformed answer: ") and "choices[0].text is list, not text" in r for r in first_item["reasons"])
     again.assert_outcomes(passed=1)
     assert again_item["engine_calls"] == 1 and again_item["score"] == 100.0  # never cached: asked again, answered right
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_huge_answers_are_cut_and_marked_and_absurd_cache_counts_are_not_trusted(pytester, xdist):
+    """Issue 35: a server that sends 3 MB for an answer of at most 128 tokens, and says 10^12 of
+    its prompt tokens came from its prefix cache. The answers are cut where they are read and
+    each is marked; the cache counts are left out and the report's warnings say so."""
+    def flooding(call):
+        if call.route == "/v1/completions" and call.body.get("max_tokens", 1) > 1:
+            body = completion(oracle_answer(call.prompt) + " " + "z" * (3 * 2**20), prompt_tokens=900)
+            body["usage"]["prompt_tokens_details"] = {"cached_tokens": 10**12}
+            return 200, {"usage": body.pop("usage"), **body}  # usage first: read before the cut
+        return None
+
+    with StubServer(flooding) as server:
+        first = run(pytester, *_args(server), *xdist)
+        data = report(pytester)
+        size = (pytester.path / "r.json").stat().st_size
+        again = run(pytester, *_args(server), *xdist)
+    first.assert_outcomes(passed=1)
+    again.assert_outcomes(passed=1)
+    item = data["items"][0]
+    assert item["score"] == 100.0  # the needle came first: the cut kept it
+    assert all(p["cut"].startswith("cut by pytest-ruler: ") and "max_tokens=128" in p["cut"] for p in item["predictions"])
+    assert all(len(p["prediction"]) <= 128 * 64 for p in item["predictions"])
+    assert any("3 of 3 answers were cut by pytest-ruler" in r for r in item["reasons"]), item["reasons"]
+    assert size < 200_000, size  # not 30 MB
+    assert report(pytester)["items"][0]["engine_calls"] == 3  # a cut answer is never cached
+    assert data["prefix_cache"]["untrusted"] == 3 and data["prefix_cache"]["share"] is None
+    assert all((rec.get("cached_share") or 0) <= 1 for rec in data["endpoints"].values())
+    assert any("cached_tokens > prompt_tokens" in w and "3 answers" in w for w in data["warnings"]), data["warnings"]

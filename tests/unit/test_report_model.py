@@ -32,9 +32,10 @@ def test_every_committed_report_round_trips(path):
     again = report.to_dict()
     assert list(again) == list(data)  # the same entries in the same order
     assert Report.from_dict(again).to_dict() == again  # what it writes, it reads back unchanged
-    for stored, written in zip(sorted(data["items"], key=_key), again["items"]):
-        assert {k: v for k, v in stored.items() if k in written and k not in ("stderr", "ci95")} == \
-               {k: written[k] for k in stored if k in written and k not in ("stderr", "ci95")}
+    for stored, written, read in zip(sorted(data["items"], key=_key), again["items"], Report.from_dict(again).items):
+        assert {k: v for k, v in stored.items() if k in written and k not in ("stderr", "ci95", "failures")} == \
+               {k: written[k] for k in stored if k in written and k not in ("stderr", "ci95", "failures")}
+        assert list(read.failures) == stored.get("failures", [])  # written once (results.item), read back whole
     for mode in ("native", "mapreduce"):
         stored, computed = data["summary"].get(mode), again["summary"][mode]
         assert (stored is None) == (computed is None)

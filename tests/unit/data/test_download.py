@@ -362,3 +362,35 @@ def test_mirror_is_tried_when_the_default_source_fails(
     written = download("hotpotqa", tmp_path / "out", timeout=5)
     assert written.read_bytes() == fixture.read_bytes()
     assert _leftovers(tmp_path / "out") == ["hotpotqa.json"]
+
+
+# -- a name lookup that hangs (issue 35) ------------------------------------------
+
+
+def test_a_hanging_name_lookup_is_said_and_ends_at_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """socket.getaddrinfo has no timeout: the download says where it connects before it waits,
+    and the lookup ends with the download's timeout (not minutes later, with the resolver's error)."""
+    real = socket.getaddrinfo
+    release = threading.Event()
+
+    def getaddrinfo(host: str, *args: object, **kwargs: object) -> object:
+        if host == "slow-dns.test":
+            release.wait(10)  # the resolver hangs (until the test ends)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    try:
+        with pytest.raises(RulerDownloadError) as info:
+            download("squad", tmp_path, base_urls={"squad": "http://slow-dns.test:8080/"}, timeout=0.5)
+    finally:
+        release.set()
+    assert "name lookup of 'slow-dns.test' did not finish within 0.5 s" in info.value.reason
+    err = capsys.readouterr().err
+    said = err.index("connecting to slow-dns.test")
+    assert err.index("downloading squad from http://slow-dns.test:8080/") < said  # said before the wait
+    assert _leftovers(tmp_path) == []
