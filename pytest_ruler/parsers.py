@@ -50,18 +50,26 @@ class RelativeMark:
 
 
 def parse_threshold(where: str, raw: Any) -> "float | RelativeMark":
-    """A pass mark: a score in [0, 100) (``85.6``), or ``rel:F`` with F in (0, 1] (``rel:0.85``)."""
+    """A pass mark: a score in [0, 100) (``85.6``), or ``rel:F`` with F in (0, 1) (``rel:0.85``).
+
+    ``rel:1`` is refused: the pass rule is strictly above the mark, and the mark is F times the
+    shortest tested length's own score, so at F = 1 that length can never pass itself, and no
+    effective length could ever be found (as 100 is refused for an absolute mark)."""
     if isinstance(raw, RelativeMark):
         return raw
     text = str(raw).strip()
     if not text.lower().startswith("rel:"):
         return parse_score(where, raw)
-    fix = "give rel:F with F in (0, 1], e.g. rel:0.85 (85% of the shortest tested length's own score), or an absolute score like 85.6"
+    fix = "give rel:F with F in (0, 1), e.g. rel:0.85 (85% of the shortest tested length's own score), or an absolute score like 85.6"
     try:
         fraction = float(text[4:].strip())
     except ValueError:
         raise _refused(where, raw, fix) from None
-    if not 0 < fraction <= 1:
+    if fraction == 1:
+        raise _refused(where, raw, "a length passes when its score is above F times the shortest tested length's own score, "
+                              "so at F = 1 the shortest length never passes itself and no length can be an effective length; "
+                              "give F below 1, e.g. rel:0.95 (or rel:0.85, NoLiMa's mark)")
+    if not 0 < fraction < 1:
         raise _refused(where, raw, fix)
     return RelativeMark(fraction)
 

@@ -78,3 +78,22 @@ def test_a_think_budget_that_cannot_fit_the_context_is_refused_at_start(pytester
     err = _refused(run(pytester, *base, "--ruler-think-budget=100000"), "--ruler-think-budget=100000 is invalid")
     result = run(pytester, *base, f"--ruler-think-budget={room}", "--ruler-engine-option=mode=thinking", "--ruler-engine-option=think_tokens=50")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("mark", ["rel:1", "rel:1.0", "REL: 1"])
+def test_rel_1_is_refused_with_the_reason(pytester, mark):
+    """The base length's mark is its own score and the pass rule is strictly above: at rel:1 it never
+    passes itself, so no length could be an effective length."""
+    err = _refused(run(pytester, *SCRIPTED, "--ruler-tasks=vt", "--ruler-lengths=1k", f"--ruler-threshold={mark}"),
+                   f"--ruler-threshold='{mark}' is invalid")
+    assert "never passes itself" in err and "give F below 1" in err
+
+
+def test_rel_1_is_refused_by_the_gate_command_too(tmp_path, capsys):
+    from pytest_ruler.cli import main
+
+    path = tmp_path / "r.json"
+    path.write_text("{}")
+    assert main(["gate", str(path), "--require-effective-length=1k", "--threshold", "rel:1"]) == 4
+    err = capsys.readouterr().err
+    assert "--threshold='rel:1' is invalid" in err and "never passes itself" in err
