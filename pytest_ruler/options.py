@@ -91,7 +91,9 @@ def _engine_parser(declared: Any) -> Parser:
         try:
             return declared.coerce(raw)
         except RulerUsageError:
-            raise RulerUsageError(where, raw, f"{declared.key} {declared.form()}") from None
+            from .secrets import typed_value
+
+            raise RulerUsageError(where, typed_value(raw), f"{declared.key} {declared.form()}") from None
 
     return parse
 

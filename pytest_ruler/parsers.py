@@ -2,7 +2,9 @@
 
 ``(where, raw) -> value``: ``where`` is ``--ruler-<name>`` or the ini key
 ``ruler_<name>``, so a refusal names what the user typed, with the value and
-the fix (:class:`~pytest_ruler.errors.RulerUsageError`). The option spec
+the fix (:class:`~pytest_ruler.errors.RulerUsageError`; the value as
+:func:`pytest_ruler.secrets.typed_value` shows it: a credential-named or key-shaped part
+masked, as everywhere a typed value is shown). The option spec
 (``pytest_ruler.options.OPTIONS``) gives each option one of these.
 
 Public names: ``Parser``, ``integer``, ``choice`` (parser factories), the
@@ -23,6 +25,19 @@ from .lengths import parse_length as _length, parse_lengths as _lengths
 Parser = Callable[[str, Any], Any]  # (the parameter as the user wrote it, the raw value) -> the typed value
 
 
+def _refused(where: str, raw: Any, fix: str) -> RulerUsageError:
+    """The refusal of a typed value: what looks like a secret in it masked (``secrets.typed_value``)."""
+    from .secrets import typed_value  # when refused: the plugin's entry imports this module
+
+    return RulerUsageError(where, typed_value(raw), fix)
+
+
+def _remember(value: Any) -> None:
+    from .secrets import remember
+
+    remember(value)
+
+
 @dataclass(frozen=True)
 class RelativeMark:
     """``rel:F``: a length passes when its score is above F times the shortest tested length's own
@@ -35,19 +50,27 @@ class RelativeMark:
 
 
 def parse_threshold(where: str, raw: Any) -> "float | RelativeMark":
-    """A pass mark: a score in [0, 100) (``85.6``), or ``rel:F`` with F in (0, 1] (``rel:0.85``)."""
+    """A pass mark: a score in [0, 100) (``85.6``), or ``rel:F`` with F in (0, 1) (``rel:0.85``).
+
+    ``rel:1`` is refused: the pass rule is strictly above the mark, and the mark is F times the
+    shortest tested length's own score, so at F = 1 that length can never pass itself, and no
+    effective length could ever be found (as 100 is refused for an absolute mark)."""
     if isinstance(raw, RelativeMark):
         return raw
     text = str(raw).strip()
     if not text.lower().startswith("rel:"):
         return parse_score(where, raw)
-    fix = "give rel:F with F in (0, 1], e.g. rel:0.85 (85% of the shortest tested length's own score), or an absolute score like 85.6"
+    fix = "give rel:F with F in (0, 1), e.g. rel:0.85 (85% of the shortest tested length's own score), or an absolute score like 85.6"
     try:
         fraction = float(text[4:].strip())
     except ValueError:
-        raise RulerUsageError(where, raw, fix) from None
-    if not 0 < fraction <= 1:
-        raise RulerUsageError(where, raw, fix)
+        raise _refused(where, raw, fix) from None
+    if fraction == 1:
+        raise _refused(where, raw, "a length passes when its score is above F times the shortest tested length's own score, "
+                              "so at F = 1 the shortest length never passes itself and no length can be an effective length; "
+                              "give F below 1, e.g. rel:0.95 (or rel:0.85, NoLiMa's mark)")
+    if not 0 < fraction < 1:
+        raise _refused(where, raw, fix)
     return RelativeMark(fraction)
 
 
@@ -57,9 +80,9 @@ def parse_int(name: str, value: Any, minimum: int = 1) -> int:
     try:
         n = int(str(value).strip())
     except ValueError:
-        raise RulerUsageError(where, value, f"give an integer >= {minimum}") from None
+        raise _refused(where, value, f"give an integer >= {minimum}") from None
     if n < minimum:
-        raise RulerUsageError(where, value, f"give an integer >= {minimum}")
+        raise _refused(where, value, f"give an integer >= {minimum}")
     return n
 
 
@@ -95,11 +118,11 @@ def parse_score(where: str, raw: Any) -> float:
     try:
         t = float(str(raw).strip())
     except ValueError:
-        raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6") from None
+        raise _refused(where, raw, "give a score between 0 and 100, e.g. 85.6") from None
     if not 0 <= t <= 100:
-        raise RulerUsageError(where, raw, "give a score between 0 and 100, e.g. 85.6")
+        raise _refused(where, raw, "give a score between 0 and 100, e.g. 85.6")
     if t == 100:  # the pass rule is "above the mark" (results.aggregate.passes): nothing is above 100
-        raise RulerUsageError(where, raw, "a score passes when it is above its mark, so no score can pass 100; "
+        raise _refused(where, raw, "a score passes when it is above its mark, so no score can pass 100; "
                               "give a mark below 100, e.g. 99.9 to require every sample right")
     return t
 
@@ -111,7 +134,7 @@ def _level(where: str, raw: Any, low: float, fix: str) -> float:
     except (TypeError, ValueError):
         level = -1.0
     if not (low < level < 1 if low == 0 else low <= level < 1):
-        raise RulerUsageError(where, raw, fix)
+        raise _refused(where, raw, fix)
     return level
 
 
@@ -126,7 +149,7 @@ def parse_confidence(where: str, raw: Any) -> float:
 def choice(*names: str) -> Parser:
     def parse(where: str, raw: Any) -> str:
         if str(raw) not in names:
-            raise RulerUsageError(where, raw, f"choose one of {', '.join(names)}")
+            raise _refused(where, raw, f"choose one of {', '.join(names)}")
         return str(raw)
 
     return parse
@@ -140,7 +163,7 @@ def parse_dtype(where: str, raw: Any) -> str:
     """A model dtype both engines load (``DTYPES``); a quantized format (fp8, int4) is a model or vllm option, not a dtype."""
     text = str(raw).strip().lower()
     if text not in DTYPES:
-        raise RulerUsageError(where, raw, "choose auto, float32, bfloat16 or float16 (float and half are accepted too); "
+        raise _refused(where, raw, "choose auto, float32, bfloat16 or float16 (float and half are accepted too); "
                                           "8- and 4-bit weights come from a quantized model or the vllm option quantization=..., not a dtype")
     return text
 
@@ -151,7 +174,7 @@ def parse_device(where: str, raw: Any) -> str:
     head, _, index = text.partition(":")
     if text in ("auto", "cpu", "cuda") or (head == "cuda" and index.isdigit()):
         return text
-    raise RulerUsageError(where, raw, "choose auto, cpu, cuda or cuda:N (N: a visible GPU's index, from 0)")
+    raise _refused(where, raw, "choose auto, cpu, cuda or cuda:N (N: a visible GPU's index, from 0)")
 
 
 def parse_seeds(where: str, value: Any) -> tuple[int, ...]:
@@ -160,7 +183,7 @@ def parse_seeds(where: str, value: Any) -> tuple[int, ...]:
         return tuple(range(parse_int(where, text)))
     seeds = [parse_int(where, part, minimum=0) for part in text.split(",") if part.strip()]
     if not seeds:
-        raise RulerUsageError(where, value, "give a count N (seeds 0..N-1) or a comma list like 0,1,7")
+        raise _refused(where, value, "give a count N (seeds 0..N-1) or a comma list like 0,1,7")
     return tuple(dict.fromkeys(seeds))
 
 
@@ -172,13 +195,13 @@ def parse_depths(where: str, value: Any) -> tuple[float, ...]:
         try:
             d = float(part.strip().rstrip("%"))
         except ValueError:
-            raise RulerUsageError(where, value, "give depths as fractions of the context, e.g. 0,0.25,0.5,0.75,1") from None
+            raise _refused(where, value, "give depths as fractions of the context, e.g. 0,0.25,0.5,0.75,1") from None
         d = d / 100 if d > 1 else d
         if not 0 <= d <= 1:
-            raise RulerUsageError(where, value, "depths are fractions in [0, 1] (or percentages up to 100)")
+            raise _refused(where, value, "depths are fractions in [0, 1] (or percentages up to 100)")
         out.append(d)
     if not out:
-        raise RulerUsageError(where, value, "give at least one depth, e.g. 0,0.5,1")
+        raise _refused(where, value, "give at least one depth, e.g. 0,0.5,1")
     return tuple(dict.fromkeys(out))
 
 
@@ -190,15 +213,20 @@ def _parse_value(raw: str) -> Any:
 
 
 def parse_key_values(values: Any, where: str = "--ruler-engine-option") -> dict[str, Any]:
+    """``KEY=VALUE`` pairs (repeatable, comma-separated; a value with ``{`` is one pair), values as
+    JSON where they parse. What looks like a secret in them is remembered (``secrets.remember``),
+    so it is masked wherever it shows up later; a malformed pair is shown as the typed-text rule
+    of ``secrets`` leaves it."""
     items: list[str] = []
     for v in values if isinstance(values, list) else [values]:
         items += [p for p in str(v).split(",") if p.strip()] if "{" not in str(v) else [str(v)]
     out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
-            raise RulerUsageError(where, item, "write KEY=VALUE, e.g. --ruler-engine-option=enforce_eager=true")
+            raise _refused(where, item, "write KEY=VALUE, e.g. --ruler-engine-option=enforce_eager=true")
         k, v = item.split("=", 1)
         out[k.strip()] = _parse_value(v.strip())
+    _remember(out)
     return out
 
 
@@ -210,10 +238,11 @@ def parse_template_kwargs(where: str, raw: Any) -> dict[str, Any]:
         for item in (p for p in str(v).split(",") if p.strip()):
             key, eq, value = item.partition("=")
             if not eq or not key.strip().isidentifier():
-                raise RulerUsageError(where, item, "write KEY=VALUE with KEY a template variable, e.g. enable_thinking=false")
+                raise _refused(where, item, "write KEY=VALUE with KEY a template variable, e.g. enable_thinking=false")
             if key.strip() in ("messages", "add_generation_prompt", "bos_token", "eos_token"):
-                raise RulerUsageError(where, item, f"{key.strip()} is set by pytest-ruler when it renders the template; pass other keys")
+                raise _refused(where, item, f"{key.strip()} is set by pytest-ruler when it renders the template; pass other keys")
             out[key.strip()] = _parse_value(value.strip())
+    _remember(out)
     return out
 
 
@@ -221,7 +250,7 @@ def parse_marker(where: str, raw: Any) -> str:
     """A thinking marker (``--ruler-think-start`` / ``--ruler-think-end``): text that is not blank."""
     text = str(raw)
     if not text.strip():
-        raise RulerUsageError(where, raw, "give the text that opens or closes the model's thinking, e.g. <think> and </think>")
+        raise _refused(where, raw, "give the text that opens or closes the model's thinking, e.g. <think> and </think>")
     return text
 
 
@@ -233,13 +262,12 @@ def parse_base_urls(where: str, raw: Any) -> str | tuple[str, ...]:
     for value in raw if isinstance(raw, (list, tuple)) else [raw]:
         urls += str(value).split()
     if not urls:
-        raise RulerUsageError(where, raw, "give the server's OpenAI API root, e.g. http://127.0.0.1:8000/v1")
+        raise _refused(where, raw, "give the server's OpenAI API root, e.g. http://127.0.0.1:8000/v1")
     seen: set[str] = set()
     for url in urls:
         key = url.rstrip("/")
         if key in seen:
-            from .secrets import scrub_command
-
-            raise RulerUsageError(where, scrub_command([url])[0], "this endpoint is given twice; give each server's URL once")
+            raise _refused(where, url, "this endpoint is given twice; give each server's URL once")
         seen.add(key)
+    _remember(urls)  # user info or a query with a key: masked wherever it shows up later
     return urls[0] if len(urls) == 1 else tuple(urls)

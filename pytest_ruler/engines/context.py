@@ -18,9 +18,12 @@ Precedence, first found wins:
    the tokenizer's ``model_max_length`` for an engine that reads it (openai).
 
 A value out of (0, 10**9] is no answer (transformers uses a huge number for "unknown");
-one that is not a number is a usage error naming where it came from.
+one that is not a number is a usage error naming where it came from. An engine that cannot
+run without a context length (openai: a server's ``/models`` may say nothing, or ``-1``,
+``'abc'``, ``10**12``) refuses at start what this gives it (``plausible`` tells a context
+length from the rest), naming ``--ruler-max-model-len``, rather than failing every item.
 
-Public names: ``ContextLength``, ``resolve_context``.
+Public names: ``ContextLength``, ``MAX_PLAUSIBLE``, ``plausible``, ``resolve_context``.
 """
 
 from __future__ import annotations
@@ -30,9 +33,23 @@ from typing import Any, Sequence
 
 from ..errors import RulerUsageError
 
-__all__ = ["ContextLength", "resolve_context"]
+__all__ = ["ContextLength", "MAX_PLAUSIBLE", "plausible", "resolve_context"]
 
 MAX_PLAUSIBLE = 10**9
+
+
+def plausible(value: Any) -> int | None:
+    """``value`` as a context length: a whole number of tokens in (0, ``MAX_PLAUSIBLE``] (an int,
+    or text or a float that is one), else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    try:
+        n = int(value.strip()) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return n if 0 < n <= MAX_PLAUSIBLE else None
 
 
 @dataclass(frozen=True)

@@ -80,11 +80,12 @@ from ..secrets import API_KEY_ENV, scrub
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
 from .answer_cap import CutBody, answer_bytes, cut_answer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .context import MAX_PLAUSIBLE, ContextLength, plausible
 from .endpoints import EndpointDown
 from .openai_pool import OpenAIPool
 from .openai_server import model_card, tells_models_apart
 from .openai_transport import BASE_TIMEOUT as _BASE_TIMEOUT  # noqa: F401 - tests read it here
-from .openai_transport import HTTPFailure
+from .openai_transport import HTTPFailure, display_url
 from .options import engine_options
 
 __all__ = ["API_KEY_ENV", "OpenAIEngine"]
@@ -150,6 +151,11 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _first_url(config: EngineConfig) -> str:
+    urls = config.base_url if isinstance(config.base_url, (list, tuple)) else [config.base_url]
+    return display_url(str(urls[0])) if urls and urls[0] else "(no URL)"
+
+
 def _require_base_url(config: EngineConfig) -> None:
     if not config.base_url:
         raise RulerUsageError(
@@ -194,12 +200,37 @@ class OpenAIEngine(OpenAIPool, EngineBase):
             raise
 
     @classmethod
-    def preflight(cls, config: EngineConfig) -> int | None:
+    def preflight(cls, config: EngineConfig) -> Any:
         """The start-up check, within seconds: the server answers GET /models and serves
-        the model. Returns the server's ``max_model_len`` (None when it does not say)."""
+        the model. Returns the server's ``max_model_len`` as it says it (None when it does not
+        say): :meth:`context_length` judges it."""
         _require_base_url(config)
-        value = cls.check_endpoints(config, engine_options(config, "openai")).get("max_model_len")
-        return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**9 else None
+        return cls.check_endpoints(config, engine_options(config, "openai")).get("max_model_len")
+
+    @classmethod
+    def context_length(cls, config: EngineConfig, reported: Any = None, *, tokenizer: Any = None) -> ContextLength:
+        """The context length (engines.context's precedence); refused, naming ``--ruler-max-model-len``,
+        when nothing gives one or the server's ``max_model_len`` is no context length (``-1``, ``'abc'``,
+        ``10**12``) and neither ``--ruler-max-model-len`` nor ``max_context`` says otherwise. The
+        start-up check and the engine ask the same, so a run never starts to fail each item."""
+        given = config.max_model_len is not None or (config.options or {}).get("max_context") is not None
+        if reported is not None and plausible(reported) is None and not given:
+            said = reported if isinstance(reported, (int, float)) else shown(str(reported), limit=40)
+            raise RulerUsageError(
+                "the server's max_model_len", said,
+                f"GET /models at {_first_url(config)} gives this for {shown(repr(config.model))}, and it is no context length "
+                f"(a whole number of tokens, at most {MAX_PLAUSIBLE}); pass the model's context with --ruler-max-model-len=N "
+                "(the server's own limit: vLLM's --max-model-len, llama.cpp's --ctx-size)",
+            )
+        found = super().context_length(config, plausible(reported), tokenizer=tokenizer)
+        if found.tokens is None:
+            raise RulerUsageError(
+                "--ruler-max-model-len", None,
+                f"the server at {_first_url(config)} does not report {shown(repr(config.model))}'s context length "
+                "(GET /models gives no max_model_len), and every prompt is checked against it; pass it with "
+                "--ruler-max-model-len=N (the server's own limit: vLLM's --max-model-len, llama.cpp's --ctx-size)",
+            )
+        return found
 
     # ------------------------------------------------------------------ set-up
 
@@ -216,14 +247,7 @@ class OpenAIEngine(OpenAIPool, EngineBase):
             ) from None
 
     def _resolve_max_context(self, options: Mapping[str, Any]) -> int:
-        found = self.context_length(self.config, self._entry.get("max_model_len"), tokenizer=self.tokenizer).tokens
-        if found is not None:
-            return found
-        raise RulerUsageError(
-            "--ruler-max-model-len", None,
-            f"the server at {self.base_url} does not report the model's context length; "
-            "pass it with --ruler-max-model-len=N",
-        )
+        return self.context_length(self.config, self._entry.get("max_model_len"), tokenizer=self.tokenizer).tokens
 
     def _server_defaults(self) -> dict[str, Any]:
         """Fields that make a known server plainly greedy.

@@ -27,6 +27,11 @@ Kinds: ``int``, ``float``, ``bool`` (``true``/``false``/``1``/``0``/``yes``/
 ``mapping=True`` asks for an object) and ``choice`` (one of ``choices``).
 ``minimum``/``maximum`` bound numbers (``open_minimum`` excludes the minimum).
 
+Secrets: the raw values are handed to :func:`pytest_ruler.secrets.remember` (a value
+under a credential-like name, at any depth, or of a known key shape is then masked
+wherever it shows up: a server's echo, the terminal, JUnit, reports); an error shows a
+bad value as the typed-text rule leaves it, and an unknown option's value not at all.
+
 Public names: ``EngineOption``, ``declared_options``, ``coerce_engine_options``,
 ``cli_options``, ``engine_options``.
 """
@@ -93,7 +98,10 @@ class EngineOption:
         return f"must be {noun}{' ' + bounds if bounds else ''}"
 
     def _bad(self, value: Any, why: str = "") -> RulerUsageError:
-        return RulerUsageError(PARAMETER, f"{self.key}={value}", f"{self.key} {self.form()}{f' ({why})' if why else ''}")
+        from ..secrets import typed_value  # when refused: the plugin's entry imports this module
+
+        shown = json.dumps(value, default=str) if isinstance(value, (Mapping, list, tuple)) else value  # JSON: scrubbed by key name
+        return RulerUsageError(PARAMETER, typed_value(f"{self.key}={shown}"), f"{self.key} {self.form()}{f' ({why})' if why else ''}")
 
     # ------------------------------------------------------------------ coercion
 
@@ -188,10 +196,13 @@ def coerce_engine_options(backend: str, raw: Mapping[str, Any], *, drop_unknown:
     """``raw`` with every value converted to its declared kind and range-checked.
 
     ``backend`` is a resolved engine name. An unknown key raises
-    :class:`RulerUsageError` listing the known keys, unless ``drop_unknown``
+    :class:`RulerUsageError` naming it and the known keys (never its value), unless ``drop_unknown``
     (``--ruler-backend=auto``: one ini file may hold options for hf and vllm).
     Idempotent: coercing typed values returns equal values.
     """
+    from ..secrets import remember, typed_value  # not at import: the plugin's entry imports this module
+
+    remember(dict(raw or {}))  # what looks like a secret in them is masked wherever it shows up later
     declared = declared_options(backend)
     if declared is None:
         return dict(raw or {})
@@ -201,8 +212,9 @@ def coerce_engine_options(backend: str, raw: Mapping[str, Any], *, drop_unknown:
         if option is None:
             if drop_unknown:
                 continue
-            known = ", ".join(declared) or "none"
-            raise RulerUsageError(PARAMETER, f"{key}={value}", f"unknown {backend} option {key!r}; known options: {known}")
+            known = ", ".join(declared) or "none"  # the value is never echoed: it may be a key typed under a wrong name
+            name = typed_value(key)
+            raise RulerUsageError(PARAMETER, name, f"{backend} has no option {name!r} (its value is not shown); known options: {known}")
         out[key] = option.coerce(value)
     return out
 

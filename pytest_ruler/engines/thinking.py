@@ -24,7 +24,9 @@ Outcomes (``OUTCOMES``), one per answered sample:
 - ``thinking_truncated``: the token budget ran out inside the thinking: no answer was
   ever started (a budget failure, not the model's: raise ``--ruler-think-budget``);
 - ``answer_truncated``: the budget ran out inside the answer;
-- ``empty_answer``: the model stopped with nothing after its thinking;
+- ``empty_answer``: the model stopped with nothing after its thinking (a server's reasoning
+  field is thinking, never the answer: an empty content is an empty answer, with a think
+  budget too: ``run.reasoning``);
 - ``end_missing``: the model stopped inside an open thinking block (no end marker).
 
 A sample the engine did not answer (``error``, ``over_length``, ``malformed``) gets no

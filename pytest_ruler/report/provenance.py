@@ -2,7 +2,10 @@
 
     provenance(rootdir, argv) ──► {"created": ISO 8601 UTC time,
                                    "versions": {pytest-ruler, python, torch, transformers, vllm},
-                                   "command": argv scrubbed (secrets.scrub_command),
+                                   "command": argv scrubbed (secrets.scrub_command: the typed-text
+                                               rule, each argument: values under credential-like
+                                               names, also at any depth of a JSON value, known key
+                                               shapes, URL user info and queries, the API key),
                                    "git_commit": HEAD of rootdir's repository, or None}
 
 ``engine_versions()`` is the engine libraries' part of those versions (torch, transformers,

@@ -9,7 +9,7 @@
          "options": the --ruler-engine-option values, "versions": {torch, transformers, vllm}}
         (an own key named like one of those four is written as ``engine_<key>``); when the engine's
         own part is unknown (no ``describe()``, never loaded in this process) ``unknown`` says so.
-        Every string is scrubbed (:func:`scrubbed`).
+        Every string is scrubbed (:func:`scrubbed`, which is :func:`pytest_ruler.secrets.scrubbed`).
     engine_differences(old, new) ──► ["dtype: bfloat16 -> float32", "versions.torch: 2.4.0 -> 2.5.1", ...]
         (``pytest-ruler merge`` refuses shards with any; the verdict and ``compare`` name them
         for a baseline). Nested values are named by dotted paths. ``options`` are not compared:
@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..secrets import SECRET_MARK, scrub_command
+from ..secrets import scrubbed  # the one rule of secrets.scrub_typed, at any depth; re-exported
 
 __all__ = ["RESERVED", "engine_differences", "engine_record", "scrubbed"]
 
@@ -36,28 +36,6 @@ RESERVED = ("backend", "class", "options", "versions", "unknown")
 _LIBRARIES = ("torch", "transformers", "vllm")
 _UNKNOWN = ("the engine's own identity: it has no describe(), and its identity() needs the engine loaded, "
             "which no item of this process did")
-
-
-def _credential(key: str) -> bool:
-    """Whether ``key`` names a credential (api_key, token, password, ...): by the one rule of secrets.scrub_command."""
-    probe = f"{key}=x"
-    return scrub_command([probe])[0] != probe
-
-
-def scrubbed(value: Any, key: str | None = None) -> Any:
-    """``value`` (JSON-like) safe to keep: a credential-named key's value is ``<secret>``; every
-    string through :func:`pytest_ruler.secrets.scrub_command` (the API key, URL user info and queries)."""
-    if key is not None and _credential(str(key)) and value not in (None, "", False):
-        return SECRET_MARK
-    if isinstance(value, Mapping):
-        return {str(k): scrubbed(v, str(k)) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrubbed(v) for v in value]
-    if isinstance(value, str):
-        return scrub_command([value])[0]
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    return scrub_command([str(value)])[0]
 
 
 def engine_record(identity: Mapping[str, Any] | None, *, options: Mapping[str, Any] | None = None,

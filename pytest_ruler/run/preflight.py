@@ -20,10 +20,18 @@ parameter, the value and the fix; the plugin turns it into pytest's
            and the answer, counted with the run's tokenizer and template: one render per
            task at the run's shortest length): refused, naming the task and the smallest
            length that fits
+        (openai: a server whose GET /models gives no context length, or one that is none:
+            -1, 'abc', 10**12, is refused here, naming --ruler-max-model-len, unless it or
+            the max_context option says; never item by item)
         ─► lengths that can never fit that context: refused when the user typed them;
            with --ruler-mapreduce or from a preset, a warning (their native items fail
            as over length without a prompt being built); none with --ruler-no-suite,
            which runs no suite item
+        ─► a --ruler-think-budget that cannot fit: each sample's answer call holds the prompt,
+           the thinking (up to the budget), the thinking's markers and the task's answer tokens;
+           RULER's length L already counts the prompt and the answer tokens (tasks.budget), so
+           L + budget + the markers' tokens must fit the context at the longest length that
+           runs natively; refused, naming --ruler-think-budget and the largest budget that fits
 
 Nothing here generates a sample or loads weights, so a mistake costs seconds.
 
@@ -168,6 +176,39 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
     )
 
 
+def _check_think_budget(session: Any, context: int | None, source: str) -> None:
+    """``--ruler-think-budget`` fits the context with the longest length asked (module docstring)."""
+    config = session.config
+    budget = config.think_budget
+    if budget is None or context is None:
+        return
+    markers = session.tokenizer.count(f"{config.think_start}{config.think_end}\n\n")  # the start is added back for a reasoning field
+    native = [] if config.no_suite else [L for L in config.lengths if L <= context]  # longer ones: _check_lengths' business
+    where = f"{config.model}'s context of {context} tokens ({source})"
+    if not native:  # no suite length to go by (--ruler-no-suite): the thinking alone must leave room for a prompt
+        if budget + markers < context:
+            return
+        raise RulerUsageError("--ruler-think-budget", budget,
+                              f"the thinking alone ({budget} tokens and {markers} for its markers) fills {where}, so no prompt "
+                              f"and no answer could be sent with it; give a budget well below {context - markers}")
+    longest = max(native)
+    room = context - longest - markers
+    if budget <= room:
+        return
+    fits = [L for L in native if L + budget + markers <= context]
+    advice = [f"give --ruler-think-budget={room} or less" if room >= 1 else f"no think budget fits at {format_length(longest)}"]
+    if fits:
+        advice.append(f"keep lengths up to {format_length(max(fits))} (--ruler-lengths)")
+    advice.append("raise the limit with --ruler-max-model-len if the model supports longer inputs")
+    raise RulerUsageError(
+        "--ruler-think-budget", budget,
+        f"at {format_length(longest)}, the longest length asked (its prompt and the task's answer tokens), a thinking of {budget} "
+        f"tokens and its markers ({markers} tokens) need {longest + budget + markers} tokens, over {where}: the answer call "
+        f"could never be sent and every sample there would score 0; {', '.join(advice[:-1])}{',' if len(advice) > 2 else ''} "
+        f"or {advice[-1]}",
+    )
+
+
 def _check_room(session: Any) -> None:
     """Each task's smallest prompt fits each length (else every item there errors). The
     fixed text may grow with the length (cwe's example does), so each length is asked,
@@ -218,3 +259,4 @@ def check_start(session: Any, pytest_config: Any) -> None:
     context = engine_context(session)
     session.use_context(context)  # the same number the items, the engine and map-reduce use
     _check_lengths(session, context.tokens, context.source)
+    _check_think_budget(session, context.tokens, context.source)

@@ -15,7 +15,9 @@ the task's ``tokens_to_generate``, so at most N + tokens_to_generate are generat
              ──► answer calls: the same prompt + the thinking + end marker + the answer prefix,
                  max_tokens = the task's (a model that did not think: the original request)
              ──► Completion: the answer call's text, the outcome of both (a cut thinking stays
-                 ``thinking_truncated`` whatever the forced answer scores), tokens of both calls,
+                 ``thinking_truncated`` whatever the forced answer scores; an answer call whose
+                 content is empty is ``empty_answer`` even when a server's reasoning field holds
+                 text: that text is thinking and is never scored), tokens of both calls,
                  ``calls``: both calls' endpoints (not cached ones), ``moved_from``: of both
 
 This places the answer prefix after the thinking on every engine, whether or not a server parses
@@ -93,8 +95,8 @@ def _forced(first: Split, c1: Completion, c2: Completion, markers: Markers, coun
     if not c2.ok:
         return dataclasses.replace(c2, completion_tokens=c1.completion_tokens + c2.completion_tokens, seconds=c1.seconds + c2.seconds,
                                    reasoning=first.reasoning, outcome=None, thinking_tokens=first.thinking_tokens)
-    if c2.reasoning is not None and not c2.text.strip():  # a parser that filed an answer after a closed block as reasoning
-        c2 = dataclasses.replace(c2, text=c2.reasoning, reasoning=None)
+    # the answer is what follows the thinking: an answer call with no content is an empty answer,
+    # whatever a server's reasoning field holds (that is thinking, never scored)
     second = split(c2, markers, opened=False, count=count)
     outcome = first.outcome if first.outcome in ("thinking_truncated", "end_missing") else second.outcome
     reasoning = first.reasoning if second.reasoning is None else f"{first.reasoning}{markers.end}{second.reasoning}"

@@ -39,3 +39,36 @@ def test_within_the_declared_context_the_run_goes_ahead(pytester):
     [item] = report(pytester)["items"]
     assert item["over_length"] == 0 and item["error"] is None
     assert any(len(p.prompt or ()) > 3000 for p in posts)  # the 4K prompt reached the server (besides the probe)
+
+
+# ------------------------------------------------------------ knowable at start (issue 35, item 6)
+
+STUB_MODEL = {"id": "smollm2-135m", "object": "model", "root": "/srv/models/stub"}
+
+
+@pytest.mark.parametrize("said", [None, -1, "abc", 10**12, 0, True], ids=["missing", "-1", "abc", "1e12", "0", "true"])
+def test_a_server_with_no_usable_context_length_is_refused_at_start_naming_the_option(pytester, said):
+    """GET /models gives no context length, or one that is none (the tokenizer gives none either):
+    one error at start naming --ruler-max-model-len and how to give it, nothing sent, no item run."""
+    model = {**STUB_MODEL, **({} if said is None else {"max_model_len": said})}
+    with StubServer(models=[model]) as server:
+        result = run(pytester, *_openai(server), "--ruler-lengths=1k")
+        posts = server.posts()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert err.count("is invalid") == 1, err
+    assert "--ruler-max-model-len=N" in err and "vLLM's --max-model-len" in err, err
+    if said is None:
+        assert "GET /models gives no max_model_len" in err
+    else:
+        assert err.startswith("ERROR: the server's max_model_len=") and "no context length" in err
+    assert posts == [] and "collected" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("given", ["--ruler-max-model-len=4096", "--ruler-engine-option=max_context=4096"])
+def test_a_given_context_overrides_a_servers_unusable_one(pytester, given):
+    with StubServer(models=[{**STUB_MODEL, "max_model_len": -1}]) as server:
+        result = run(pytester, *_openai(server), "--ruler-lengths=1k", given, "--ruler-report=r.json")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stderr.str()
+    [item] = report(pytester)["items"]
+    assert item["error"] is None and item["over_length"] == 0

@@ -115,7 +115,7 @@ def test_the_same_saved_report_gated_both_ways(pytester, capsys):
     (["--ruler-mmlu=nowhere"], "--ruler-mmlu"),
     (["--ruler-hotpotqa-train=nowhere.json"], "--ruler-hotpotqa-train"),
     (["--ruler-threshold=rel:0.85", "--ruler-sequential"], "--ruler-sequential"),
-    (["--ruler-threshold=rel:1.2"], "rel:F with F in (0, 1]"),
+    (["--ruler-threshold=rel:1.2"], "rel:F with F in (0, 1)"),
 ])
 def test_start_up_refusals(pytester, args, said):
     result = run(pytester, "--ruler-model=smollm2-135m", "--ruler-backend=scripted", "--ruler-tasks=ruler2", "--ruler-lengths=4k", *args)

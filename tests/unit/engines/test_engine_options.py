@@ -111,10 +111,10 @@ def test_a_bad_value_names_the_parameter_the_value_and_the_form(backend, key, ra
     assert err.fix.startswith(fix)
 
 
-def test_an_unknown_key_names_the_value_and_lists_the_known_keys():
-    err = _error("vllm", {"tp": 2})
-    assert err.parameter == "--ruler-engine-option" and err.value == "tp=2"
-    assert "unknown vllm option 'tp'" in err.fix
+def test_an_unknown_key_names_the_key_never_its_value_and_lists_the_known_keys():
+    err = _error("vllm", {"tp": 2})  # the value may be a secret typed under a wrong name (issue 35)
+    assert err.parameter == "--ruler-engine-option" and err.value == "tp" and "2" not in str(err)
+    assert "vllm has no option 'tp' (its value is not shown)" in err.fix
     for key in ("tensor_parallel_size", "gpu_memory_utilization", "rope_scaling", "kv_cache_gib"):
         assert key in err.fix
     err = _error("openai", {"concurency": "4"})
@@ -225,7 +225,7 @@ def test_a_third_party_engine_declares_options_on_its_factory():
     assert set(declared_options("test-declared")) == {"temperature_scale", "style"}
     assert coerce_engine_options("test-declared", {"temperature_scale": "0.5", "style": "fancy"}) == {"temperature_scale": 0.5, "style": "fancy"}
     err = _error("test-declared", {"colour": "red"})
-    assert err.value == "colour=red" and "temperature_scale" in err.fix and "style" in err.fix
+    assert err.value == "colour" and "=red" not in str(err) and "temperature_scale" in err.fix and "style" in err.fix
     assert engine_options(EngineConfig(model="m", backend="test-declared"), "test-declared") == {"temperature_scale": 1.0, "style": "plain"}
 
     class Wrong:

@@ -169,3 +169,15 @@ def test_a_call_from_the_cache_counts_on_no_endpoint():
     counts = {}
     tally(counts, c)
     assert counts[B]["requests"] == 1 and counts[A] == {"requests": 0, "seconds": 0.0, "prompt_tokens": 0, "moved_off": 1}
+
+
+def test_under_a_budget_an_empty_answer_is_not_scored_on_its_reasoning_field():
+    """The answer call's content is empty and a server filed text as reasoning: that text is thinking;
+    the answer is what follows the thinking, and an empty one is an empty answer (issue 35, item 7)."""
+    def answer(r):
+        if "</think>" in r.prompt:  # the answer call: nothing as content, "42" as reasoning_content
+            return Completion("", r.prompt_tokens, 2, "stop", reasoning=" 42")
+        return Completion("<think>so it is 42</think>", r.prompt_tokens, 9, "stop")
+    [c], _ = complete(FakeRaw(answer), [_req()], "x", ThinkingSettings(budget=64), encode, len)
+    assert (c.text, c.outcome) == ("", "empty_answer")
+    assert "42" in c.reasoning  # kept as thinking, for the report
