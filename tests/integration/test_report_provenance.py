@@ -114,5 +114,5 @@ def test_report_readers_take_reports_with_and_without_the_new_fields(pytester, c
         assert cli_main(["gate", path, "--require-effective-length=1k"]) == 0
     assert cli_main(["compare", str(pytester.path / "old.json"), str(pytester.path / "new.json")]) == 0
     # a run may take either as its baseline
-    run(pytester, *ARGS, "--ruler-baseline=old.json").assert_outcomes(passed=2)
-    run(pytester, *ARGS, "--ruler-baseline=new.json").assert_outcomes(passed=2)
+    run(pytester, *ARGS, "--ruler-baseline=old.json").assert_outcomes(passed=3)  # and the verdict, a test of its own
+    run(pytester, *ARGS, "--ruler-baseline=new.json").assert_outcomes(passed=3)
