@@ -9,8 +9,11 @@ processor; ``--ruler-dtype=auto`` now means bfloat16 only where the processor co
     after     --ruler-dtype=auto       what ``auto`` means now (the run header says which and why)
     float32   --ruler-dtype=float32    the other dtype, for the ratio on this processor
 
-Recorded per run: wall seconds (engine start-up included: a user waits for it too), the 1-minute
-load average before and after, the exit status, the dtype the header names, each item's score.
+A warm-up run (not timed) converts the embedded GGUF model into vLLM's folder first (once per
+machine, about a minute: no arm's cost); rounds alternate the arms' order. Recorded per run: wall
+seconds (engine start-up included: a user waits for it too), the 1-minute load average before and
+after, the exit status, the dtype the report's ``engine`` names, each item's score. Per arm: the
+median over rounds.
 The ratios before/after and bfloat16/float32 are written as null, with the reason, when the load
 before the runs ranged over more than ``--load-tolerance``. The processor goes with the figures.
 
@@ -25,7 +28,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -56,9 +58,9 @@ def run_arm(arm: str, work: Path, ns: argparse.Namespace) -> dict:
     (work / f"{arm}.log").write_text(out)
     if proc.returncode > 1 or not report.is_file():
         raise SystemExit(f"arm {arm} failed (exit {proc.returncode}):\n{out[-4000:]}")
-    header = re.search(r"^ruler: dtype .*$", out, re.M)
-    items = json.loads(report.read_text())["items"]
-    return {"arm": arm, "dtype_option": ARMS[arm], "header": header.group(0) if header else None, "wall_s": round(wall, 2),
+    data = json.loads(report.read_text())
+    items = data["items"]
+    return {"arm": arm, "dtype_option": ARMS[arm], "dtype": (data.get("engine") or {}).get("dtype"), "wall_s": round(wall, 2),
             "load_before": round(before, 2), "load_after": round(after, 2), "exit": proc.returncode,
             "scores": {f"{i['task']}@{i['length']}": i["score"] for i in items}}
 
@@ -70,6 +72,7 @@ def main() -> int:
     ap.add_argument("--lengths", default="1k")
     ap.add_argument("--samples", type=int, default=10)
     ap.add_argument("--arms", default="before,after,float32")
+    ap.add_argument("--rounds", type=int, default=2, help="each round runs every arm; odd rounds in reverse order")
     ap.add_argument("--cooldown", type=float, default=30.0, help="seconds to wait before each run")
     ap.add_argument("--load-tolerance", type=float, default=1.0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "dtype_plugin.json"))
@@ -80,13 +83,23 @@ def main() -> int:
     processor = this_processor().summary()
     print(f"processor: {processor['model']} ({', '.join(f for f, on in processor['flags'].items() if on)})", flush=True)
     runs = []
+    arms = ns.arms.split(",")
     with tempfile.TemporaryDirectory(prefix="ruler-dtype-") as tmp:
-        for arm in ns.arms.split(","):
-            got = run_arm(arm, Path(tmp), ns)
-            runs.append(got)
-            print(f"{arm} ({got['header']}): wall {got['wall_s']:.1f} s, exit {got['exit']}, "
-                  f"load {got['load_before']:.2f} -> {got['load_after']:.2f}", flush=True)
-    wall = {r["arm"]: r["wall_s"] for r in runs}
+        # the first vllm run of a GGUF model converts it into a folder once (about a minute): not an arm's cost
+        warm = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ruler-only", f"--ruler-model={ns.model}",
+                               "--ruler-backend=vllm", "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=1",
+                               "--ruler-no-cache"], cwd=tmp, capture_output=True, text=True)
+        print(f"warm-up (model conversion, not timed): exit {warm.returncode}", flush=True)
+        for r in range(ns.rounds):
+            for arm in (arms if r % 2 == 0 else arms[::-1]):
+                got = run_arm(arm, Path(tmp), ns)
+                got["round"] = r
+                runs.append(got)
+                print(f"round {r} {arm} (dtype {got['dtype']}): wall {got['wall_s']:.1f} s, exit {got['exit']}, "
+                      f"load {got['load_before']:.2f} -> {got['load_after']:.2f}", flush=True)
+    import statistics
+
+    wall = {arm: statistics.median(r["wall_s"] for r in runs if r["arm"] == arm) for arm in arms}
     loads = [r["load_before"] for r in runs]
     spread = max(loads) - min(loads)
     why = None if spread <= ns.load_tolerance else (
