@@ -10,8 +10,8 @@ active. Its hooks hand off to the core:
         (run.outcome; from test reports, so the controller of an xdist run sees all workers'
         results the way a single process does; the estimate and ETA lines: run.eta)
     pytest_sessionfinish ──RunRecord.finish(reporters=, summary_hook=, dry_run=, settle=)──► Outcome (report, verdict,
-        exit status; ``settle``: a stop held at the run's end, plugin.run_end.HeldCtrlC); the reporters (report.reporters: json, markdown, plots, github, and those a
-        ``pytest_ruler_add_reporters`` hook adds) write the outputs; the verdict becomes a
+        exit status; ``settle``: a stop held at the run's end, plugin.run_end.HeldCtrlC); the reporters
+        (report.reporters: json, markdown, plots, github, and those a ``pytest_ruler_add_reporters`` hook adds) write the outputs; the verdict becomes a
         ``ruler::verdict`` test report and JUnit suite properties (plugin.verdict_report)
     pytest_terminal_summary ──Outcome.lines()──► the terminal (report.lines)
     output_lost(session, what, exc): an output written after ours failed (plugin.run_end) ──► Outcome.add_error
