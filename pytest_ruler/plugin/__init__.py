@@ -21,7 +21,7 @@ Hooks, each a hand-off:
   ``run.preflight.check_start`` and the run's plugin object
   (:class:`~pytest_ruler.plugin.terminal.RulerPlugin`, which builds the items and
   reports) and, on the controller, the two that keep the run's end (:mod:`.run_end`:
-  a second Ctrl-C, another output's full disk), and with ``--ruler-shard`` the shard's selection
+  a Ctrl-C or SIGTERM from the last item on, another output's full disk), and with ``--ruler-shard`` the shard's selection
   (:mod:`.shards`);
 - ``pytest_xdist_auto_num_workers``, ``pytest_runtest_makereport`` (results ride on
   the test report to an xdist controller), ``pytest_sessionfinish`` on a worker and
@@ -129,19 +129,13 @@ class _PredictionsKept:
 def _stop_on_sigterm(config: Any) -> None:
     """SIGTERM (a CI job cancelled or timed out) stops the run like Ctrl-C: the partial
     report is written, marked incomplete, and the engine is closed (a vLLM engine's
-    worker processes would otherwise outlive the run). Only where nobody else handles it."""
-    import signal
-    import threading
+    worker processes would otherwise outlive the run). Only where nobody else handles it;
+    at the run's end it is held like Ctrl-C (run.interrupts, plugin.run_end)."""
+    from ..run.interrupts import stop_on_sigterm
 
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return
-
-    def interrupt(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
-        raise KeyboardInterrupt("SIGTERM")
-
-    signal.signal(signal.SIGTERM, interrupt)
-    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    restore = stop_on_sigterm()
+    if restore is not None:
+        config.add_cleanup(restore)
 
 
 @pytest.hookimpl(optionalhook=True)

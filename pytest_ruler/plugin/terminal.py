@@ -9,9 +9,9 @@ active. Its hooks hand off to the core:
     each test report ──RunRecord.finished_item / skipped_item / failed_item──► the run's record
         (run.outcome; from test reports, so the controller of an xdist run sees all workers'
         results the way a single process does; the estimate and ETA lines: run.eta)
-    pytest_sessionfinish ──RunRecord.finish(reporters=, summary_hook=, dry_run=)──► Outcome (report, verdict,
-        exit status); the reporters (report.reporters: json, markdown, plots, github, and those a
-        ``pytest_ruler_add_reporters`` hook adds) write the outputs; the verdict becomes a
+    pytest_sessionfinish ──RunRecord.finish(reporters=, summary_hook=, dry_run=, settle=)──► Outcome (report, verdict,
+        exit status; ``settle``: a stop held at the run's end, plugin.run_end.HeldCtrlC); the reporters
+        (report.reporters: json, markdown, plots, github, and those a ``pytest_ruler_add_reporters`` hook adds) write the outputs; the verdict becomes a
         ``ruler::verdict`` test report and JUnit suite properties (plugin.verdict_report)
     pytest_terminal_summary ──Outcome.lines()──► the terminal (report.lines)
     output_lost(session, what, exc): an output written after ours failed (plugin.run_end) ──► Outcome.add_error
@@ -218,9 +218,10 @@ class RulerPlugin:
         if self.is_worker:
             return
         dry_run = bool(self.config.getoption("collectonly", False))
+        held = self.config.pluginmanager.get_plugin("ruler-held-ctrl-c")  # a stop held at the run's end (plugin.run_end)
         self.outcome = self.run.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, reporters=() if dry_run else self._reporters(),
                                        summary_hook=self._summary_hook, rootpath=self.config.rootpath, say=self._say,
-                                       dry_run=dry_run)
+                                       dry_run=dry_run, settle=held.settle if held is not None else None)
         if not dry_run:
             self._verdict_to_pytest()
         session.exitstatus = self.outcome.exit_status(session.exitstatus, bool(self.other_failures))

@@ -111,7 +111,7 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
         out = [Line(SECTION, section=True)]
         if report.skipped:
             out.append(Line("no RULER item ran, so nothing was measured; " + skipped_notes(report)[0], "yellow", True))
-        elif not report.complete and report.items_expected:
+        elif not report.complete and report.items_expected != 0:  # None: stopped before the items were known
             # stopped before any item finished: what the JSON says (partial, the gate undecided), not silence
             out += [Line("no RULER item finished, so nothing was measured", "yellow", True), _incomplete(report)]
         return out + _end(verdict, stated, failures, errors, written)
@@ -158,8 +158,9 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
 
 def _incomplete(report: Report) -> Line:
     state = "interrupted" if report.interrupted else "stopped"
-    return Line(f"{state} after {report.items_finished} of {report.items_expected} items: the table and report are partial "
-                "(\"complete\": false)", "yellow", True)
+    when = ("before the items were collected" if report.items_expected is None
+            else f"after {report.items_finished} of {report.items_expected} items")
+    return Line(f"{state} {when}: the table and report are partial (\"complete\": false)", "yellow", True)
 
 
 def _end(verdict: Any, stated: Sequence[str], failures: Sequence[str], errors: Sequence[str], written: Sequence[str | Path]) -> list[Line]:

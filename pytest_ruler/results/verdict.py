@@ -54,7 +54,7 @@ def cell_label(task: str, length: int, mode: str = "native") -> str:
 @dataclass(frozen=True)
 class Reason:
     """One judged part of the verdict. ``kind``: gate, mapreduce_gate, baseline, identity, errors,
-    items, relative, incomplete, shard, dry_run, summary_hook, output. ``final``: a failure the rest
+    items, relative, incomplete, interrupted (a stop at the run's end), shard, dry_run, summary_hook, output. ``final``: a failure the rest
     of the run cannot undo (an errored item; an item below its mark when items decide)."""
 
     kind: str

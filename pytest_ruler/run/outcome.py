@@ -3,21 +3,27 @@
     the plugin's hooks ──RunRecord.expect / starting / finished / skipped / failed──► the record
         (every selected standard-suite item ends as exactly one result: its own, or an errored one
         made here when it failed without one: a setup error, a crashed xdist worker)
-    RunRecord.finish(interrupted=, reporters=, summary_hook=, rootpath=, say=, dry_run=) ──► Outcome
+    RunRecord.finish(interrupted=, reporters=, summary_hook=, rootpath=, say=, dry_run=, settle=) ──► Outcome
         1. the report: Report.of_results over every result, with the run's fields (results.report)
         2. the verdict (results.gate ──► results.verdict.Verdict): the required lengths, the baseline
            (results.baseline.load_baseline), errors and completeness; without a gate or a baseline the
            items' own marks (under rel:F resolved at the end; in a shard run at merge)
         3. the user's own gates (a summary hook: pytest_ruler_summary) and end-of-run errors: more
-           failed reasons of the same verdict; the verdict goes into the report (``verdict``)
+           failed reasons of the same verdict; then the verdict is settled: ``settle()`` names a stop
+           request (Ctrl-C, SIGTERM) held since the last item finished (plugin.run_end), and a stopped
+           run's verdict is NOT DECIDED (an "interrupted" reason; the report says ``"interrupted": true``
+           and stays ``"complete"`` when every item finished); the verdict goes into the report (``verdict``)
         4. the outputs: each wanted reporter, by name, in order (report.reporters); never a gate
         (a dry run, --collect-only: the verdict is NOT DECIDED and nothing is written)
-    Outcome: report, verdict, failures, errors, written, exit_status(pytest's status), lines(),
+    Outcome: report, verdict, failures, errors, written, stopped, exit_status(pytest's status), lines(),
         add_error (an output written after ours failed: plugin.run_end)
 
 Nothing here imports pytest: node ids are parsed by the ``cell_of`` the plugin passes, and
 the exit status is pytest's integer code; with a gate, a baseline or a relative mark it is the
-verdict's (``Outcome.exit_status``: 0 passed, 1 failed, 2 not decided). A step that fails after the
+verdict's (``Outcome.exit_status``: 0 passed, 1 failed, 2 not decided); without them a run stopped at
+its end is pytest's "interrupted" (2). The items a run expected are unknown until its collection
+finished (an xdist run interrupted while its workers collect): ``items_expected`` is then null,
+never "0 of 0". A step that fails after the
 items ran (the tokenizer's name, the baseline, a reporter) is one reported error, never a
 lost report: ``errors`` lists it, the terminal says it, and the run fails.
 
@@ -46,7 +52,7 @@ from .session import RulerSession, one_line
 __all__ = ["Outcome", "RunRecord"]
 
 Cell = tuple[str, int, int, str]  # (task, length, seed, mode)
-TESTS_FAILED, INTERNAL_ERROR, USAGE_ERROR = 1, 3, 4  # pytest's exit codes (0 all passed, 2 interrupted, 5 no tests)
+TESTS_FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR = 1, 2, 3, 4  # pytest's exit codes (0 all passed, 5 no tests)
 
 
 @dataclass
@@ -60,6 +66,7 @@ class Outcome:
     written: list[Path] = field(default_factory=list)
     show_ci: bool = False
     dry_run: bool = False
+    stopped: str | None = None  # the stop request held at the run's end, before the verdict was settled
 
     @property
     def failed(self) -> bool:
@@ -75,8 +82,12 @@ class Outcome:
         (``verdict.gated``) it is the verdict's: 0 passed, 1 failed (or a test of the user's own
         failed), 2 not decided; a usage or internal error (pytest's 3, 4) stays. Without them,
         pytest's, failed (1) when the verdict fails for a reason no test shows (a summary hook,
-        an output lost) and, for a dry run, pytest's own."""
-        if status in (INTERNAL_ERROR, USAGE_ERROR) or self.dry_run and not self.verdict.gated:
+        an output lost) and, for a dry run, pytest's own; interrupted when the run was stopped at its end."""
+        if status in (INTERNAL_ERROR, USAGE_ERROR):
+            return status
+        if self.stopped and not self.verdict.gated:
+            return INTERRUPTED
+        if self.dry_run and not self.verdict.gated:
             return status
         if self.verdict.gated:
             if self.verdict.status == NOT_DECIDED and not other_failures:
@@ -111,12 +122,14 @@ class RunRecord:
         self.skipped: list[dict[str, Any]] = []  # suite items that were skipped, with their reasons
         self.suite_cells: set[Cell] = set()  # the cells of the suite's results (a user test's results assert their own marks)
         self.interrupted = False
+        self.collected = False  # the items that will run are known (expect was called)
         self.clock = RunClock(session)
 
     # ------------------------------------------------------------------ during the run
     def expect(self, nodeids: Iterable[str]) -> None:
         """The items that will run (a controller's workers say so under xdist); says the estimate."""
         self.expected = {n: c for n in nodeids if (c := self.cell_of(n)) is not None}
+        self.collected = True
         if self.controller:
             self.clock.items_known(self.expected)
 
@@ -159,10 +172,12 @@ class RunRecord:
     def finish(self, *, interrupted: bool = False, reporters: Iterable[Any] = (),
                summary_hook: Callable[[dict[str, Any]], Iterable[Any]] | None = None,
                rootpath: Path | None = None, say: Callable[[str], Any] = print,
-               environ: Mapping[str, str] | None = None, dry_run: bool = False) -> Outcome:
+               environ: Mapping[str, str] | None = None, dry_run: bool = False,
+               settle: Callable[[], str | None] | None = None) -> Outcome:
         """The report, the verdict, the user's gates and the outputs (see the module docstring).
         ``dry_run`` (``--collect-only``): nothing was measured, so the verdict is not decided and
-        no output is written (an earlier report stays as it is)."""
+        no output is written (an earlier report stays as it is). ``settle``: called once, when the
+        verdict is settled; the stop request held since the run's end (``"Ctrl-C"``, ``"SIGTERM"``) or None."""
         self.interrupted = self.interrupted or interrupted
         errors: list[str] = []
 
@@ -179,7 +194,7 @@ class RunRecord:
         if dry_run:
             verdict = Verdict((Reason("dry_run", NOT_DECIDED, "--collect-only measured nothing (no report written)"),),
                               gated=verdict.gated)
-            return Outcome(report, verdict, [], errors, [], show_ci=c.show_ci, dry_run=True)
+            return Outcome(report, verdict, [], errors, [], show_ci=c.show_ci, dry_run=True, stopped=self._settle(settle))
         failures: list[str] = []
         if self.results and summary_hook is not None:
             found = attempt("pytest_ruler_summary hook", lambda: summary_hook(report.with_fields(**verdict.fields).to_dict())) or []
@@ -187,6 +202,10 @@ class RunRecord:
                 failures += list(lines or [])
         verdict = verdict.with_reasons(*(Reason("summary_hook", FAILED, f) for f in failures),
                                        *(Reason("output", FAILED, e) for e in errors))
+        stopped = self._settle(settle)
+        if stopped:  # a stop asked at the run's end: the measurements stand, no verdict is claimed (plugin.run_end)
+            report = report.with_fields(interrupted=True)
+            verdict = verdict.with_reasons(Reason("interrupted", NOT_DECIDED, _stopped_text(stopped, report)))
         said = len(errors)
         report = report.with_fields(**verdict.fields, verdict=verdict.to_dict())
         written: list[Path] = []
@@ -196,7 +215,12 @@ class RunRecord:
             if attempt(f"reporter {reporter.name!r}", lambda: reporter.wanted(now)):
                 written += [Path(p) for p in (attempt(reporter.label(now), lambda: reporter.write(now)) or [])]
         verdict = verdict.with_reasons(*(Reason("output", FAILED, e) for e in errors[said:]))  # an output lost fails the run
-        return Outcome(report, verdict, failures, errors, written, show_ci=c.show_ci)
+        return Outcome(report, verdict, failures, errors, written, show_ci=c.show_ci, stopped=stopped)
+
+    def _settle(self, settle: Callable[[], str | None] | None) -> str | None:
+        """The stop request held at the run's end; None for a run already interrupted (it says so itself)."""
+        stopped = settle() if settle is not None else None
+        return None if self.interrupted else stopped
 
     def _report(self, attempt: Callable[[str, Callable[[], Any]], Any], rootpath: Path | None) -> Report:
         rs, c = self.session, self.session.config
@@ -206,7 +230,7 @@ class RunRecord:
             "seeds": list(c.seeds), "preset": c.preset,
             "provenance": attempt("provenance", lambda: _provenance(rootpath)),
             "engine": attempt("engine identity", rs.engine_record),  # the identity that keys the cache (run.session)
-            "items_expected": len(self.expected), "items_finished": len(self.finished),
+            "items_expected": len(self.expected) if self.collected else None, "items_finished": len(self.finished),
         }
         if c.shard is not None:  # a shard's report: merged by `pytest-ruler merge`, never gated alone
             fields["shard"] = c.shard.entry(suite_settings(c))
@@ -248,6 +272,14 @@ class RunRecord:
         return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                     baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
                     test=c.baseline_test, confidence=c.gate_confidence, suite=self.suite_cells)
+
+
+def _stopped_text(stopped: str, report: Report) -> str:
+    """The verdict's reason for a run stopped at its end."""
+    if report.complete:
+        return (f"stopped by {stopped} at the run's end, after every item finished: a stopped run claims no verdict "
+                "(the report is complete: pytest-ruler gate on the JSON report decides it)")
+    return f"stopped by {stopped} at the run's end: a stopped run claims no verdict"
 
 
 def _provenance(rootpath: Path | None) -> dict[str, Any]:

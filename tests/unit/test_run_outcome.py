@@ -108,3 +108,23 @@ def test_what_a_reporter_returns_is_never_a_gate():
     out = run.finish(reporters=reporters)
     assert out.verdict.failures == ["1 item at or below its mark: vt @ 1K 0.0 <= 85.6"]  # the item's own mark, not the reporter
     assert out.exit_status(1) == 1 and [str(p) for p in out.written] == ["x.txt"]
+
+
+def test_a_stop_held_at_the_runs_end_keeps_the_measurements_and_claims_no_verdict():
+    for options, gated in (({"required_effective_length": 1024}, True), ({}, False)):
+        run = RunRecord(FakeSession(**options), cell_of)
+        run.expect(IDS[:1])
+        run.finished_item(IDS[0], [result("vt", 1024, 100.0)])
+        out = run.finish(settle=lambda: "SIGTERM")
+        assert out.report.complete and out.report.interrupted and out.stopped == "SIGTERM"
+        assert out.verdict.status == "not decided" and out.verdict.gated is gated
+        assert "stopped by SIGTERM at the run's end, after every item finished" in out.verdict.line()
+        assert out.exit_status(0) == 2  # the verdict's (gated) or pytest's "interrupted"
+
+
+def test_a_run_stopped_before_its_items_were_known_says_so_never_0_of_0():
+    run = RunRecord(FakeSession(required_effective_length=1024), cell_of)
+    out = run.finish(interrupted=True)
+    assert out.report.items_expected is None and not out.report.complete
+    assert any(line.text.startswith("interrupted before the items were collected") for line in out.lines())
+    assert not any("0 of 0" in line.text for line in out.lines())

@@ -50,3 +50,52 @@ def test_nothing_is_held_off_the_main_thread():
     t.start()
     t.join()
     assert answers == [False] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_our_sigterm_is_held_too_and_named_and_comes_back():
+    from pytest_ruler.run.interrupts import notice, stop_on_sigterm
+
+    before = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    restore = stop_on_sigterm()
+    try:
+        ours = signal.getsignal(signal.SIGTERM)
+        said: list[str] = []
+        held = HeldInterrupts(said.append)
+        held.hold()
+        os.kill(os.getpid(), signal.SIGTERM)  # would raise KeyboardInterrupt (or end the process) without the hold
+        assert said == [notice(signal.SIGTERM)] and said[0].startswith("ruler: SIGTERM held until the reports are written")
+        assert held.settle() == "SIGTERM" and not held.late
+        assert held.release() == 1 and signal.getsignal(signal.SIGTERM) is ours
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)  # stop_on_sigterm's own behaviour is back
+    finally:
+        restore()
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_a_stop_held_after_the_verdict_was_settled_is_late_and_another_programs_sigterm_is_left_alone():
+    def theirs(signum, frame):
+        pass
+
+    before = signal.signal(signal.SIGTERM, theirs)
+    try:
+        held = HeldInterrupts(lambda line: None)
+        held.hold()
+        assert signal.getsignal(signal.SIGTERM) is theirs  # not ours to hold
+        assert held.settle() is None
+        _ctrl_c()
+        assert held.late and held.first == "Ctrl-C" and held.settle() is None  # only the first settle counts
+        held.release()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_the_stop_that_goes_past_the_hold_is_marked_as_stopped_at_once():
+    held = HeldInterrupts(lambda line: None, most=1)
+    held.hold()
+    _ctrl_c()
+    assert not held.stopped_at_once
+    with pytest.raises(KeyboardInterrupt):
+        _ctrl_c()
+    assert held.stopped_at_once and held.held == 1
