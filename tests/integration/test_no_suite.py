@@ -23,7 +23,7 @@ def test_only_the_users_tests_run_with_the_plugin_configured(pytester, xdist):
     # the ci preset's lengths (up to 16K) exceed an 8K engine: no suite, so no warning about them
     result = run(pytester, *SCRIPTED, "--ruler-engine-option=max_context=8192", "--ruler-no-suite",
                  "--ruler-require-effective-length=1k", "--ruler-report=r.json", *xdist)
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)  # the user's test and the verdict (a gate is asked: ruler::verdict)
     assert result.ret == pytest.ExitCode.OK
     out = result.stdout.str()
     assert "ruler::" not in out and "exceed" not in out
