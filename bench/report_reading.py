@@ -8,13 +8,17 @@ shapes of 200,000 items, in this process:
 - ``seeds``: 6 tasks x 4 lengths x many seeds, 4 per-sample scores each (so the summary's error
   bars and confidence bounds are computed over 800,000 samples);
 - ``tasks``: 200,000 distinct task names at one length, no per-sample scores (a table of 200,000
-  rows).
+  rows);
+- ``paper``: the paper preset's 13 tasks x 6 lengths x 500 samples, every sample with its prediction
+  and answers (``--items`` does not apply): each read re-scores its 39,000 predictions
+  (results.rescore; ``rescore_s`` times that step alone); ``ruler2``: the same for RULERv2's 12 tasks,
+  whose soft matches compute word error rates.
 
 Baseline, same process and file: ``json.loads`` of the report (what any reader pays). The ratio
 is each command's wall time over that parse. Files are written under a temporary folder (setup
 not timed).
 
-    python bench/report_reading.py [--items 200000] [--out bench/results/report_reading.json]
+    python bench/report_reading.py [--items 200000] [--shapes seeds,tasks,paper,ruler2] [--out bench/results/report_reading.json]
 """
 
 from __future__ import annotations
@@ -36,9 +40,49 @@ sys.path.insert(0, str(ROOT))
 from pytest_ruler.cli import main as cli  # noqa: E402
 from pytest_ruler.results import ItemResult  # noqa: E402
 from pytest_ruler.results.report import Report  # noqa: E402
+from pytest_ruler.results.rescore import items_disagreement  # noqa: E402
+
+
+def _sample(rng: random.Random, metric: str, i: int) -> tuple[str, list[str]]:
+    """A made-up prediction and its answers: RULER's numbers, or RULERv2's phrases (soft-matched against
+    20-300 words of chatter, most not containing them) and letters."""
+    if metric in ("all", "part"):
+        answers = [f"{rng.randrange(10**6, 10**7)}" for _ in range(1 + i % 3)]
+        return f"The special magic numbers are: {', '.join(a if rng.random() < 0.8 else '0' for a in answers)}.", answers
+    if metric == "multichoice":
+        return f"Reasoning ... so \\boxed{{{rng.choice('ABCD')}}}", [rng.choice("ABCD")]
+    words = [f"w{rng.randrange(400)}" for _ in range(rng.randrange(20, 300))]
+    answers = [" ".join(f"w{rng.randrange(400)}" for _ in range(rng.randrange(2, 12))) for _ in range(1 + i % 2)]
+    if rng.random() < 0.3:
+        words.insert(rng.randrange(len(words)), answers[0])
+    return " ".join(words), answers
+
+
+def _paper(samples: int = 500, pack: str | None = None) -> list[ItemResult]:
+    """The paper preset's shape: its 13 tasks (or a pack's: ``ruler2``) x 6 lengths, ``samples`` samples each,
+    every sample with its prediction and answers (as run.runner writes them: scores rounded to 4 digits)."""
+    from pytest_ruler.results.scoring import get_metric, sample_scorer
+    from pytest_ruler.tasks.registry import PACKS, STANDARD_TASKS
+
+    rng = random.Random(0)
+    out = []
+    for task, spec in (PACKS[pack] if pack else STANDARD_TASKS).items():
+        per = sample_scorer(spec.metric)
+        for length in (4096, 8192, 16384, 32768, 65536, 131072):
+            preds, answers = map(list, zip(*(_sample(rng, spec.metric, i) for i in range(samples))))
+            scores = tuple(round(per(p, a), 4) for p, a in zip(preds, answers))
+            records = tuple({"index": i, "prediction": p, "answers": a, "score": s, "prompt_hash": f"{i:016x}"}
+                            for i, (p, a, s) in enumerate(zip(preds, answers, scores)))
+            score = round(get_metric(spec.metric)(preds, answers), 4)
+            out.append(ItemResult(task=task, length=length, seed=0, mode="native", samples=samples, score=score, threshold=85.6,
+                                  passed=score > 85.6, nulls=0, seconds=0.1, sample_scores=scores, predictions=records,
+                                  sample_hashes=tuple(r["prompt_hash"] for r in records)))
+    return out
 
 
 def _results(shape: str, n: int) -> list[ItemResult]:
+    if shape in ("paper", "ruler2"):
+        return _paper(pack=None if shape == "paper" else shape)
     rng = random.Random(0)
     out = []
     tasks = ["niah_single_1", "niah_single_2", "vt", "cwe", "fwe", "qa_1"]
@@ -82,8 +126,11 @@ def main() -> int:
             t = time.perf_counter()
             json.loads(path.read_text(encoding="utf-8"))
             parse = time.perf_counter() - t
-            row = {"shape": shape, "items": ns.items, "file_mb": round(path.stat().st_size / 2**20, 1),
+            row = {"shape": shape, "items": len(report.items), "file_mb": round(path.stat().st_size / 2**20, 1),
                    "setup_s": round(setup, 2), "json_parse_s": round(parse, 2)}
+            t = time.perf_counter()
+            found = items_disagreement(report.items)  # the re-derivation alone (results.rescore), inside every read
+            row["rescore_s"], row["rescore_found"] = round(time.perf_counter() - t, 2), found
             for name, argv in (("report_no_plots", ["report", str(path), "--no-plots", "--out", str(Path(tmp) / shape)]),
                                ("report_with_plots", ["report", str(path), "--out", str(Path(tmp) / f"{shape}-plots")]),
                                ("gate", ["gate", str(path), "--require-effective-length=4k"])):

@@ -12,7 +12,8 @@ The plugin, the JSON/Markdown reports, the snapshot extension and the
 aggregates or gates on its own.
 
 Modules: ``item`` (ItemResult, the report SCHEMA), ``report`` (the typed report),
-``saved`` (reading a saved report: types checked, the summary recomputed), ``merge`` (shard
+``saved`` (reading a saved report: types checked, the summary recomputed), ``rescore`` (its
+items' scores re-derived from their sample scores and predictions), ``merge`` (shard
 reports into the whole run's, through ``saved`` and ``report``), ``summary`` (cell_scores,
 summarize_results, mapreduce_vs_native), ``aggregate`` (the paper's formulas:
 Avg, wAvg, effective length), ``scoring`` (RULER's metrics; RULERv2's soft ones in

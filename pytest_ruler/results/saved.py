@@ -6,16 +6,22 @@
         syrupy extension's input, report.snapshot):
         2. report_problem(data): the schema and every field's type (report_problem, item_problem)
         3. Report.from_dict(data): the items typed; each mode's summary computed from them
-        4. summary_disagreement(data, report): a stored summary that the items do not give is refused
+        4. results.rescore.items_disagreement(report.items): each item's score re-derived from its
+           sample scores, each sample score from its prediction and answers by the task's own metric;
+           an item whose fields disagree is refused, naming the item, the field and both values
+           (results.rescore says what is checked when a report lacks a field or its task is not
+           registered in this process)
+        5. summary_disagreement(data, report): a stored summary that the items do not give is refused
 
-``pytest-ruler gate``, ``report`` and ``compare`` and the plugin's ``--ruler-baseline``
+``pytest-ruler gate``, ``merge``, ``report`` and ``compare`` and the plugin's ``--ruler-baseline``
 read reports only through :func:`read_report`; what they print or gate on is the summary
 computed from the items, so a report whose summary says 2K over items that all score 0
-is refused, not passed. Any problem is one :class:`~pytest_ruler.errors.RulerUsageError`
+is refused, not passed, and so is an item that says 100 over sample scores of 0, or whose
+predictions do not score what its sample scores say. Any problem is one :class:`~pytest_ruler.errors.RulerUsageError`
 naming ``parameter`` (``REPORT.json``, ``--ruler-baseline``, ``OLD.json``, ...), the path and
 the fix.
 
-What is compared (step 4), per mode with a stored summary (``null`` claims nothing): that the
+What is compared (step 5), per mode with a stored summary (``null`` claims nothing): that the
 mode has items, its effective
 length, per-task effective lengths, errored items and lengths, and the threshold it used,
 exactly; its per-length scores, Avg and wAvg within ``TOLERANCE`` points (stored rounded
@@ -40,6 +46,7 @@ from typing import Any, Callable
 from ..errors import RulerUsageError
 from .item import SCHEMA
 from .report import MODES, Report
+from .rescore import items_disagreement
 
 __all__ = ["TOLERANCE", "check_report", "item_problem", "read_report", "report_problem", "summary_disagreement"]
 
@@ -73,7 +80,7 @@ def read_report(path: str | Path, parameter: str = "REPORT.json") -> Report:
 
 
 def check_report(data: Any, parameter: str = "report", shown: str | None = None) -> Report:
-    """Check and type a report dict (parsed JSON, or one in memory): steps 2-4 of the module
+    """Check and type a report dict (parsed JSON, or one in memory): steps 2-5 of the module
     docstring; a problem is one ``RulerUsageError`` naming ``parameter`` and ``shown`` (the path;
     by default the kind of value)."""
 
@@ -84,6 +91,11 @@ def check_report(data: Any, parameter: str = "report", shown: str | None = None)
     if problem:
         raise refuse(problem)
     report = Report.from_dict(data)
+    rederived = items_disagreement(report.items)
+    if rederived:
+        raise refuse(f"{rederived}; each item's score is re-derived from its sample scores and each sample score from its "
+                     "prediction and answers, so a report whose scores or predictions were edited cannot be read: rerun, "
+                     "or pass the report as --ruler-report wrote it")
     disagreement = summary_disagreement(data, report)
     if disagreement:
         raise refuse(f"its summary disagrees with its items: {disagreement}; the summary is computed from the items, "

@@ -20,7 +20,9 @@ last ``</think>``, then the text after the last ``Answer:``. Unlike RULER v1's
 WER is the word-level Levenshtein distance over ``str.split()`` words divided by the
 reference's word count (infinite for a reference with no words, which then scores only
 by substring). A substring hit scores 1 without computing WER (``max`` could not be
-higher), so a long prediction is not quadratic when it contains the reference.
+higher), so a long prediction is not quadratic when it contains the reference; nor is one
+whose word count differs from the reference's by at least the reference's (its WER is then
+at least 1: it scores 0 without computing it).
 
 Public names: ``SCORERS`` (name -> per-sample scorer), ``soft_match``, ``word_error_rate``,
 ``extract_letter``, ``sample_score_ruler2_all``, ``sample_score_ruler2_part``,
@@ -84,7 +86,10 @@ def soft_match(pred: str, ref: str) -> float:
     p, r = pred.lower(), ref.lower()
     if r in p:
         return 1.0
-    return max(0.0, 1.0 - word_error_rate(p, r))
+    hyp, words = p.split(), r.split()
+    if abs(len(hyp) - len(words)) >= len(words):
+        return 0.0  # the edit distance is at least the length difference: WER >= 1 (a saved report is re-scored on every read)
+    return max(0.0, 1.0 - _levenshtein(hyp, words) / len(words))
 
 
 def sample_score_ruler2_all(pred: str, refs: Sequence[str]) -> float:

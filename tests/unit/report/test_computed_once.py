@@ -27,8 +27,8 @@ MODES = ("native", "mapreduce")
 
 def _items():
     return [ItemResult(task=task, length=length, seed=seed, mode=mode, samples=4, score=score, threshold=85.6,
-                       passed=score > 85.6, nulls=0, seconds=1.0, sample_scores=(1.0, 1.0, 0.5, 1.0))
-            for mode in MODES for task, score in (("niah_single_1", 90.0), ("vt", 50.0))
+                       passed=score > 85.6, nulls=0, seconds=1.0, sample_scores=per)  # per: a saved report's items agree
+            for mode in MODES for task, score, per in (("niah_single_1", 90.0, (1.0, 1.0, 0.6, 1.0)), ("vt", 50.0, (1.0, 0.0, 0.5, 0.5)))
             for length in (1024, 2048) for seed in (0, 1)]
 
 
