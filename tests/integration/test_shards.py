@@ -67,7 +67,8 @@ def test_a_shard_gate_is_not_decided_until_the_shards_are_merged(pytester, capsy
     result = run(pytester, *SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k,2k", "--ruler-samples=1",
                  "--ruler-shard=1/2", "--ruler-require-effective-length=1k", "--ruler-report=s1.json")
     out = result.stdout.str()
-    assert result.ret == 0  # its items passed; the gate is the merged report's
+    assert result.ret == 2  # its items passed; a shard decides nothing alone: not decided (the merged report's gate decides)
+    assert "ruler verdict: NOT DECIDED" in out
     assert "gate NOT DECIDED: this is the report of shard 1/2 only; merge every shard's report with `pytest-ruler merge" in out
     assert report(pytester, "s1.json")["gate"]["passed"] is None
     capsys.readouterr()

@@ -250,3 +250,21 @@ def test_lf_after_a_failed_verdict_reruns_the_selection_from_the_cache(pytester)
     assert again.ret == 1 and "known failures not in selected tests" in again.stdout.str()
     data = json.loads((pytester.path / "r.json").read_text())
     assert len(data["items"]) == 4 and all(i["cached"] == i["samples"] for i in data["items"])
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_rel_f_without_a_gate_fails_on_the_items_below_their_resolved_marks(pytester, xdist):
+    """rel:F alone: the marks are known only at the run's end, so the items are measurements and the
+    verdict (a test of its own) fails on those below their resolved marks, naming them."""
+    pytester.makeconftest(SHORT_MEMORY)
+    result = pytester.runpytest("-p", "no:hypothesispytest", *BASE, "--ruler-lengths=1k,2k", "--ruler-threshold=rel:0.9",
+                                "--ruler-report=r.json", "--junitxml=j.xml", *xdist)
+    out = result.stdout.str()
+    assert result.ret == 1
+    result.assert_outcomes(passed=2, xfailed=2, failed=1)  # 1K measured, 2K scored 0 (xfailed), the verdict failed
+    line = _last_ruler_line(out)
+    assert line.startswith("ruler verdict: FAILED \u2014 2 items below the relative mark rel:0.9") and "vt @ 2K" in line
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert data["verdict"]["line"] == line and {r["kind"] for r in data["verdict"]["reasons"]} == {"relative"}
+    case = next(c for c in ET.parse(pytester.path / "j.xml").getroot().iter("testcase") if c.get("name") == "verdict")
+    assert case.find("failure") is not None
