@@ -20,7 +20,7 @@ def test_step_summary_and_annotations_on_github_actions(pytester, monkeypatch, t
     assert "## Effective context length" in text
     assert any(ln.startswith("| cwe | 0.0") for ln in text.splitlines())
     assert any(ln.startswith("| **Total** | 50.0") for ln in text.splitlines())
-    assert "## Verdict" in text and "gate FAILED" in text
+    assert "## Verdict\n\n**FAILED**" in text and "effective length below the shortest tested length" in text
     sections = [ln for ln in text.splitlines() if ln.startswith("## ")]
     assert sections[:3] == ["## Verdict", "## Failing cells", "## Effective context length"]  # the verdict first (issue 34), once
     assert sections.count("## Verdict") == 1 and "- **cwe @ 1K**: score 0.0 \u2264 mark 85.6" in text
