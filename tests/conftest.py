@@ -44,6 +44,18 @@ def _not_on_github_actions(monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_user_prediction_cache(tmp_path_factory):
+    """Session-wide, set before any module- or session-scoped fixture runs a plugin (the real-engine
+    tests' ``plugin_runs``): nothing in the suite reads or writes the developer's own prediction cache."""
+    from pytest_ruler.folders import PREDICTIONS_ENV
+
+    patch = pytest.MonkeyPatch()
+    patch.setenv(PREDICTIONS_ENV, str(tmp_path_factory.mktemp("session-predictions")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(autouse=True)
 def _own_prediction_cache(monkeypatch, tmp_path_factory):
     """Every test has its own prediction cache (the plugin's default is a per-user folder): no test

@@ -78,8 +78,8 @@ def _where(task: str, length: int, mode: str) -> str:
     return f"{task} @ {format_length(length)}{suffix}"
 
 
-def _failing_cells(report: Report) -> list[tuple[str, str]]:
-    """(title, message) per failing cell, native first, in length then task order."""
+def _failing_cells(report: Report) -> list[tuple[tuple[str, int, str], str, str]]:
+    """((task, length, mode), title, message) per failing cell, native first, in length then task order."""
     threshold = report.threshold
     out = []
     for mode in ("native", "mapreduce"):
@@ -101,9 +101,9 @@ def _failing_cells(report: Report) -> list[tuple[str, str]]:
             if length in errored.get(task, ()):
                 why = reasons.get((task, length)) or ["no score"]
                 more = f" (+{len(why) - 1} more)" if len(why) > 1 else ""
-                out.append((title, f"errored, {why[0]}{more}"))
+                out.append(((task, length, mode), title, f"errored, {why[0]}{more}"))
             else:
-                out.append((title, f"score {scores[task][length]:.1f} <= threshold {mark(task):g}"))
+                out.append(((task, length, mode), title, f"score {scores[task][length]:.1f} <= threshold {mark(task):g}"))
     return out
 
 
@@ -138,10 +138,16 @@ def annotations(report: Report | Mapping[str, Any], verdict_lines: Sequence[tupl
         warned.append(("RULER incomplete run", f"{state}{count}: the table and report are partial (\"complete\": false)"))
     warned += [("RULER warning", w) for w in report.warnings]
     warned += [("RULER error", e) for e in errors]
-    cells = _failing_cells(report)
-    if (report.field("verdict") or {}).get("gated"):  # items are measurements: a cell below its mark fails nothing alone
-        warned += [(title, f"{message} (measured; the verdict decides)") for title, message in cells if not message.startswith("errored")]
-        cells = [(title, message) for title, message in cells if message.startswith("errored")]
+    found = _failing_cells(report)
+    verdict = report.field("verdict") or {}
+    if verdict.get("gated"):  # items are measurements: a cell below its mark is an error only where the verdict's failure names it
+        named = {(c.get("task"), c.get("length"), c.get("mode", "native")) for r in verdict.get("reasons") or []
+                 if r.get("status") == "failed" for c in r.get("cells") or []}
+        cells = [(title, message) for key, title, message in found if key in named or message.startswith("errored")]
+        warned += [(title, f"{message} (measured; the verdict decides)") for key, title, message in found
+                   if key not in named and not message.startswith("errored")]
+    else:
+        cells = [(title, message) for _, title, message in found]
     return (_capped("error", failed + cells, limit, "failures")
             + _capped("warning", warned, limit, "warnings"))
 

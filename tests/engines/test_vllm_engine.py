@@ -163,7 +163,7 @@ def test_hf_overrides_pass_through_and_merge_with_rope_scaling():
         ({"enforce_eager": "maybe"}, "enforce_eager must be true or false"),
         ({"rope_scaling": "{not json"}, "rope_scaling must be a JSON object"),
         ({"rope_scaling": "[1, 2]"}, "rope_scaling must be a JSON object"),
-        ({"tensor_paralel_size": 2}, "unknown vllm option 'tensor_paralel_size'"),
+        ({"tensor_paralel_size": 2}, "vllm has no option 'tensor_paralel_size' (its value is not shown)"),
         ({"engine_args": {"dtype": "half"}}, "'dtype' has its own option"),
     ],
 )
@@ -786,7 +786,10 @@ def _engine_cores(pgid: int) -> set[str]:
 def run_plugin(folder, *args: str, timeout: float = 900) -> dict:
     """pytest with the plugin in ``folder`` (made if needed): report, output, wall time, leftovers."""
     folder.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", PYTHONUNBUFFERED="1")
+    # the runs of one module fixture share a prediction cache beside their folders (a rerun is served from it),
+    # never the test's own (each test has another) nor the developer's
+    env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", PYTHONUNBUFFERED="1",
+               RULER_PREDICTIONS_DIR=str(folder.parent / "predictions"))
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     cmd = [sys.executable, "-m", "pytest", *PLUGIN_ARGS, *args]
