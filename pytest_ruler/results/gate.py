@@ -196,7 +196,10 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
         if g["passed"]:
             reasons.append(Reason(key, PASSED, _passed_text(g, what)))
         else:
-            reasons.append(Reason(key, FAILED, str(g["reason"]), _gate_cells(report, mode, need)))
+            text = str(g["reason"])
+            if g.get("effective_length") is None:  # "below the shortest tested length (required 1K)", as the gate line says it
+                text = text.replace(f" < required {format_length(need)}", f" (required {format_length(need)})", 1)
+            reasons.append(Reason(key, FAILED, text, _gate_cells(report, mode, need)))
     if incomplete:
         done, total = report.items_finished, report.items_expected
         after = f" after {done} of {total} items" if done is not None and total is not None else ""
