@@ -322,8 +322,7 @@ def _not_whole(report: Report, reason: str, required: int | None, mapreduce_requ
     if baseline is not None:
         fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": None, "reason": reason}
         lines = [f"NOT DECIDED: {reason}"]
-    relative = describe(report.field("relative_threshold"))
-    if not gated and not relative:
+    if not gated:  # fixed marks (rel:F is gated): an item below its mark fails the whole run too
         reasons = reasons + [r for r in _items(report, None) if r.status == FAILED]
     reasons = reasons + [Reason("shard", NOT_DECIDED, reason)]
     return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, lines)))

@@ -31,13 +31,14 @@ is 100 and nothing passes: no verdict rests on missing evidence.
 Items during a run: an item's verdict needs its task's base, which another item (another
 xdist worker, perhaps) produces, so under ``rel:F`` an item passes at run time when it has a
 score above 0 (what every relative mark requires), and the run's end re-judges every item
-against its resolved mark; items below it fail the run (``below_mark``). A shard's run
+against its resolved mark (``Report.of_results``); the verdict (results.gate) then decides: the
+gate when one is asked, else the items below their marks. A shard's run
 (``--ruler-shard``) holds only a share of the items, so it re-judges nothing at its end: its
 report's entry says ``"resolved_at": "merge"`` (``describe`` says so in every header and gate
 line), and ``pytest-ruler merge`` resolves the marks on the merged items (results.merge).
 
 Public names: ``RelativeMark`` (from ``parsers``), ``Resolved``, ``resolve``, ``rejudge``,
-``relative_bounds``, ``below_mark``, ``describe``.
+``relative_bounds``, ``describe``.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from .aggregate import mean_over_tasks
 from .item import ItemResult, judged
 from .summary import cell_scores, total_task_set
 
-__all__ = ["RelativeMark", "Resolved", "below_mark", "describe", "rejudge", "relative_bounds", "resolve"]
+__all__ = ["RelativeMark", "Resolved", "describe", "rejudge", "relative_bounds", "resolve"]
 
 NO_BASE = 100.0  # nothing is above it
 
@@ -137,11 +138,6 @@ def relative_bounds(cells: Mapping[str, Mapping[int, Any]], task_scores: Mapping
     total_mark = min(F * hi_total, NO_BASE) if hi_total is not None else NO_BASE
     return effective_length_bounds(cells, task_scores, total_mark, 1.0 - alpha / 2, task_thresholds=marks,
                                    total_tasks=total_tasks)
-
-
-def below_mark(items: Iterable[ItemResult]) -> list[ItemResult]:
-    """The scored native items that fail their (resolved) mark."""
-    return [r for r in items if r.mode == "native" and r.error is None and not r.passed]
 
 
 def describe(info: Mapping[str, Any] | None) -> str | None:

@@ -131,16 +131,6 @@ class Verdict:
         return {"status": self.status, "passed": self.passed, "exit_status": self.exit_status, "gated": self.gated,
                 "line": self.line(), "reasons": [r.to_dict() for r in self.reasons]}
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Verdict":
-        """A saved report's ``verdict`` read back (its detail lines are not stored)."""
-        reasons = []
-        for r in data.get("reasons") or ():
-            cells = tuple((str(c.get("task")), int(c.get("length", 0)), str(c.get("mode", "native"))) for c in r.get("cells") or ())
-            reasons.append(Reason(str(r.get("kind")), str(r.get("status")), str(r.get("text")), cells,
-                                  final=str(r.get("status")) == FAILED and str(r.get("kind")) in ("errors", "items")))
-        return cls(tuple(reasons), bool(data.get("gated")))
-
 
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"

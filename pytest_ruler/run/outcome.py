@@ -198,8 +198,8 @@ class RunRecord:
         failures: list[str] = []
         if self.results and summary_hook is not None:
             found = attempt("pytest_ruler_summary hook", lambda: summary_hook(report.with_fields(**verdict.fields).to_dict())) or []
-            for lines in found:
-                failures += list(lines or [])
+            for hook_lines in found:
+                failures += list(hook_lines or [])
         verdict = verdict.with_reasons(*(Reason("summary_hook", FAILED, f) for f in failures),
                                        *(Reason("output", FAILED, e) for e in errors))
         stopped = self._settle(settle)
