@@ -17,7 +17,8 @@ def test_unreachable_gate_fails_the_run_and_says_so(pytester, xdist):
     result.assert_outcomes(passed=2, failed=1)  # every item passes; the verdict (ruler::verdict) does not
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
-    summary = out.split("RULER: effective context length")[1]
+    # the ruler summary, not pytest's short test summary (which CI=true prints untruncated)
+    summary = out.split("RULER: effective context length")[1].split("short test summary info")[0]
     verdict = [ln for ln in summary.splitlines() if "required 64K" in ln]
     assert verdict == ["gate FAILED: effective length 2K (required 64K) at threshold 85.6 (the run tested only up to 2K: add longer --ruler-lengths)",
                        "ruler verdict: FAILED — effective length 2K < required 64K at threshold 85.6 (the run tested only up to 2K: add longer --ruler-lengths)"]
