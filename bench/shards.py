@@ -14,43 +14,40 @@ same item set; per item the same predictions, per-sample scores and score; the s
 Table 3 and effective lengths; the same gate line), the item split, each arm's wall time, and
 two ratios against the whole run: the shards' sum (measured: the cost of two processes on one
 machine) and the slower shard (computed: the wall time two machines would take, start-up
-included; the 1-minute load average at each arm's start and end is recorded: on a shared
-machine the wall times say nothing about speed-up). ``--ruler-batch-size=1``: each prompt is generated alone, so an answer does not
+included). The 1-minute load average at each arm's start and end is recorded, and both ratios
+are written as null, with ``ratio_withheld_because`` naming the loads, when the machine's load
+can explain them (``bench/harness.py``'s rule: an arm started above the core count, or the arms'
+start loads differ by more than ``--load-tolerance``); on a shared machine the wall times then say
+nothing about speed-up. ``--ruler-batch-size=1``: each prompt is generated alone, so an answer does not
 depend on which other prompts shared its batch (padding in a CPU batch can change a greedy
 answer; a shard's batches hold other prompts than the whole run's).
 
-    python bench/shards.py [--tasks niah_single_1,niah_multikey_1] [--lengths 512,1024] [--samples 3] [--out bench/results/shards.json]
+    python bench/shards.py [--tasks niah_single_1,niah_multikey_1] [--lengths 512,1024] [--samples 3]
+                           [--cooldown 0] [--load-tolerance 1.0] [--out bench/results/shards.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.harness import add_load_options, machine, pytest_command, ratio, run_arm  # noqa: E402
 
 
 def pytest_arm(name: str, work: Path, ns, *extra: str) -> dict:
     report = work / f"{name}.json"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--ruler-only",
-           "--ruler-model=smollm2-135m", "--ruler-backend=hf", f"--ruler-tasks={ns.tasks}", f"--ruler-lengths={ns.lengths}",
-           f"--ruler-samples={ns.samples}", "--ruler-no-cache", "--ruler-batch-size=1", f"--ruler-report={report}", *extra]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    load = os.getloadavg()[0]
-    t = time.monotonic()
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - t
-    (work / f"{name}.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode > 1 or not report.is_file():
-        raise SystemExit(f"{name}: exit {proc.returncode}, no report:\n{(proc.stdout + proc.stderr)[-3000:]}")
-    return {"wall_s": round(wall, 1), "rc": proc.returncode, "report": json.loads(report.read_text()),
-            "load_1min": [round(load, 1), round(os.getloadavg()[0], 1)]}
+    args = ["--ruler-only", "--ruler-model=smollm2-135m", "--ruler-backend=hf", f"--ruler-tasks={ns.tasks}",
+            f"--ruler-lengths={ns.lengths}", f"--ruler-samples={ns.samples}", "--ruler-no-cache", "--ruler-batch-size=1", *extra]
+    arm = run_arm(name, pytest_command(args, report), cwd=work, env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
+                  report=report, cooldown=ns.cooldown)
+    return {"wall_s": round(arm.wall_s, 1), "rc": arm.rc, "report": arm.report, "arm": arm,
+            "load_1min": [round(arm.load_before, 1), round(arm.load_after, 1)]}
 
 
 def cli(work: Path, *args: str) -> tuple[int, str]:
@@ -70,6 +67,7 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=3)
     ap.add_argument("--required", default="512", help="the gate asked of both reports")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "shards.json"))
+    add_load_options(ap)
     ns = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ruler-shards-"))
     arms = {"whole": pytest_arm("whole", work, ns)}
@@ -87,6 +85,9 @@ def main() -> int:
     differ = sorted(f"{c[1]}@{c[2]}" for c in set(a) & set(b) if item_view(a[c]) != item_view(b[c]))
     split = {name: sorted(f"{i['task']}@{i['length']}" for i in arms[name]["report"]["items"]) for name in ("shard1", "shard2")}
     walls = {name: arm["wall_s"] for name, arm in arms.items()}
+    runs = [arm["arm"] for arm in arms.values()]  # both ratios compare the same three runs
+    summed = ratio(walls["shard1"] + walls["shard2"], walls["whole"], runs, tolerance=ns.load_tolerance, digits=2)
+    slower = ratio(max(walls["shard1"], walls["shard2"]), walls["whole"], runs, tolerance=ns.load_tolerance, digits=2)
     result = {
         "bench": "shards", "model": "smollm2-135m", "backend": "hf (CPU)", "tasks": ns.tasks.split(","), "lengths": ns.lengths,
         "samples": ns.samples, "items": len(whole["items"]), "split": split,
@@ -104,8 +105,10 @@ def main() -> int:
         "merge": merge_out,
         "wall_s": walls,
         "load_1min_at_start_and_end": {name: arm["load_1min"] for name, arm in arms.items()},
-        "ratio_shards_sum_vs_whole": round((walls["shard1"] + walls["shard2"]) / walls["whole"], 2),
-        "ratio_slower_shard_vs_whole_computed": round(max(walls["shard1"], walls["shard2"]) / walls["whole"], 2),
+        "ratio_shards_sum_vs_whole": summed.value,
+        "ratio_slower_shard_vs_whole_computed": slower.value,
+        "ratio_withheld_because": summed.reason,
+        "machine": machine(),
         "note": "shards ran one after the other on one machine; the slower-shard ratio is computed, not measured on two machines",
         "work_dir": str(work),
     }
@@ -113,7 +116,7 @@ def main() -> int:
     Path(ns.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("items", "split", "equal", "gate", "wall_s", "load_1min_at_start_and_end",
                                              "ratio_shards_sum_vs_whole",
-                                             "ratio_slower_shard_vs_whole_computed")}, indent=2))
+                                             "ratio_slower_shard_vs_whole_computed", "ratio_withheld_because")}, indent=2))
     return 0 if all(v if isinstance(v, bool) else not v for v in result["equal"].values()) else 1
 
 
