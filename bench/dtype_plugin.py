@@ -15,7 +15,8 @@ seconds (engine start-up included: a user waits for it too), the 1-minute load a
 after, the exit status, the dtype the report's ``engine`` names, each item's score. Per arm: the
 median over rounds.
 The ratios before/after and bfloat16/float32 are written as null, with the reason, when the load
-before the runs ranged over more than ``--load-tolerance``. The processor goes with the figures.
+before the runs ranged over more than ``--load-tolerance`` or a run started with it above the core
+count (``bench/harness.py``'s rule). The processor goes with the figures.
 
     python bench/dtype_plugin.py [--tasks T1,...] [--lengths 1k] [--samples 10] [--arms before,after,float32]
 
@@ -26,43 +27,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
+import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.harness import add_load_options, load_reason, machine, pytest_command, run_arm  # noqa: E402
 
 ARMS = {"before": "bfloat16", "after": "auto", "float32": "float32"}
 SIX_TASKS = "niah_single_1,niah_single_2,niah_multikey_1,niah_multivalue,vt,fwe"
 
 
-def run_arm(arm: str, work: Path, ns: argparse.Namespace) -> dict:
+def dtype_arm(arm: str, work: Path, ns: argparse.Namespace) -> dict:
     report = work / f"{arm}.json"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--ruler-only",
-           f"--ruler-model={ns.model}", "--ruler-backend=vllm", f"--ruler-tasks={ns.tasks}", f"--ruler-lengths={ns.lengths}",
-           f"--ruler-samples={ns.samples}", "--ruler-no-cache", f"--ruler-dtype={ARMS[arm]}", f"--ruler-report={report}"]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
-    time.sleep(ns.cooldown)
-    before = os.getloadavg()[0]
-    t = time.monotonic()
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - t
-    after = os.getloadavg()[0]
-    out = proc.stdout + proc.stderr
-    (work / f"{arm}.log").write_text(out)
-    if proc.returncode > 1 or not report.is_file():
-        raise SystemExit(f"arm {arm} failed (exit {proc.returncode}):\n{out[-4000:]}")
-    data = json.loads(report.read_text())
-    items = data["items"]
-    return {"arm": arm, "dtype_option": ARMS[arm], "dtype": (data.get("engine") or {}).get("dtype"), "wall_s": round(wall, 2),
-            "load_before": round(before, 2), "load_after": round(after, 2), "exit": proc.returncode,
-            "scores": {f"{i['task']}@{i['length']}": i["score"] for i in items}}
+    args = ["--ruler-only", f"--ruler-model={ns.model}", "--ruler-backend=vllm", f"--ruler-tasks={ns.tasks}",
+            f"--ruler-lengths={ns.lengths}", f"--ruler-samples={ns.samples}", "--ruler-no-cache", f"--ruler-dtype={ARMS[arm]}"]
+    got = run_arm(arm, pytest_command(args, report), cwd=work, env={"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
+                  report=report, cooldown=ns.cooldown)
+    dtype = ((got.report or {}).get("engine") or {}).get("dtype")
+    return {"arm": arm, "dtype_option": ARMS[arm], "dtype": dtype, **got.record(scores=got.scores("{task}@{length}"))}
 
 
 def main() -> int:
@@ -73,38 +58,32 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=10)
     ap.add_argument("--arms", default="before,after,float32")
     ap.add_argument("--rounds", type=int, default=2, help="each round runs every arm; odd rounds in reverse order")
-    ap.add_argument("--cooldown", type=float, default=30.0, help="seconds to wait before each run")
-    ap.add_argument("--load-tolerance", type=float, default=1.0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "dtype_plugin.json"))
+    add_load_options(ap, cooldown=30.0)
     ns = ap.parse_args()
 
-    from pytest_ruler.engines.processor import this_processor
-
-    processor = this_processor().summary()
+    host = machine()
+    processor = host["processor"]
     print(f"processor: {processor['model']} ({', '.join(f for f, on in processor['flags'].items() if on)})", flush=True)
     runs = []
     arms = ns.arms.split(",")
     with tempfile.TemporaryDirectory(prefix="ruler-dtype-") as tmp:
         # the first vllm run of a GGUF model converts it into a folder once (about a minute): not an arm's cost
-        warm = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ruler-only", f"--ruler-model={ns.model}",
-                               "--ruler-backend=vllm", "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=1",
-                               "--ruler-no-cache"], cwd=tmp, capture_output=True, text=True)
-        print(f"warm-up (model conversion, not timed): exit {warm.returncode}", flush=True)
+        warm = run_arm("warm-up", pytest_command(["--ruler-only", f"--ruler-model={ns.model}", "--ruler-backend=vllm",
+                                                  "--ruler-tasks=niah_single_1", "--ruler-lengths=1k", "--ruler-samples=1",
+                                                  "--ruler-no-cache"]), cwd=tmp, ok_codes=None)
+        print(f"warm-up (model conversion, not timed): exit {warm.rc}", flush=True)
         for r in range(ns.rounds):
             for arm in (arms if r % 2 == 0 else arms[::-1]):
-                got = run_arm(arm, Path(tmp), ns)
+                got = dtype_arm(arm, Path(tmp), ns)
                 got["round"] = r
                 runs.append(got)
                 print(f"round {r} {arm} (dtype {got['dtype']}): wall {got['wall_s']:.1f} s, exit {got['exit']}, "
                       f"load {got['load_before']:.2f} -> {got['load_after']:.2f}", flush=True)
-    import statistics
-
     wall = {arm: statistics.median(r["wall_s"] for r in runs if r["arm"] == arm) for arm in arms}
     loads = [r["load_before"] for r in runs]
     spread = max(loads) - min(loads)
-    why = None if spread <= ns.load_tolerance else (
-        f"the load average before the runs ranged over {spread:.2f} ({min(loads):.2f} to {max(loads):.2f}), more than "
-        f"--load-tolerance={ns.load_tolerance}: the machine's other work could explain a ratio")
+    why = load_reason(runs, tolerance=ns.load_tolerance)  # bench/harness.py's rule over every run
 
     def ratio(a: str, b: str) -> float | None:
         return round(wall[a] / wall[b], 3) if why is None and a in wall and b in wall else None
@@ -112,7 +91,7 @@ def main() -> int:
     summary = {"wall_s": wall, "before_over_after": ratio("before", "after"), "bfloat16_over_float32": ratio("before", "float32"),
                "ratio_withheld_because": why, "load_before_spread": round(spread, 2)}
     print(json.dumps(summary))
-    result = {"schema": "pytest-ruler/bench-dtype-plugin/1", "machine": {"python": platform.python_version(), "processor": processor},
+    result = {"schema": "pytest-ruler/bench-dtype-plugin/1", "machine": host,
               "settings": vars(ns), "arms": ARMS, "runs": runs, "summary": summary}
     Path(ns.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {ns.out}")

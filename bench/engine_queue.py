@@ -10,20 +10,22 @@ give the same predictions, and with ``--ruler-sequential`` the same verdicts.
 
     python bench/engine_queue.py [--samples 10] [--call-latency 0.5] [--step 0.05] [--slots 32] [--repeats 2]
 
-Writes bench/results/engine_queue.json; ``ratio`` is the new default's wall time over the baseline's.
+Writes bench/results/engine_queue.json; ``ratio`` is the new default's wall time over the baseline's,
+null with ``ratio_withheld_because`` naming the loads when the machine's load can explain it
+(``bench/harness.py``; ``--cooldown``, ``--load-tolerance``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.harness import Arm, add_load_options, machine, pytest_command, ratio, run_arm  # noqa: E402
 
 CONFTEST = """
 import math, os, time
@@ -45,16 +47,11 @@ def pytest_ruler_register(registry):
 """
 
 
-def run(args: list[str], cwd: Path, env: dict) -> tuple[float, dict, list[int]]:
-    report, calls = cwd / "r.json", cwd / "calls.txt"
+def run(name: str, args: list[str], cwd: Path, env: dict, cooldown: float) -> tuple[Arm, list[int]]:
+    calls = cwd / "calls.txt"
     calls.unlink(missing_ok=True)
-    t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args,
-                           f"--ruler-report={report}"], cwd=cwd, capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - t
-    if not report.is_file():
-        raise SystemExit(f"the run wrote no report:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return seconds, json.loads(report.read_text()), [int(n) for n in calls.read_text().split()]
+    arm = run_arm(name, pytest_command(args, "r.json"), cwd=cwd, env=env, report="r.json", cooldown=cooldown)
+    return arm, [int(n) for n in calls.read_text().split()]
 
 
 def key(report: dict, *fields: str) -> list:
@@ -62,8 +59,6 @@ def key(report: dict, *fields: str) -> list:
 
 
 def main() -> int:
-    import os
-
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", default="niah_single_1,niah_single_2,niah_multikey_1,niah_multikey_2,niah_multivalue,vt,cwe,fwe")
     ap.add_argument("--lengths", default="1k,2k")
@@ -73,9 +68,9 @@ def main() -> int:
     ap.add_argument("--slots", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "engine_queue.json"))
+    add_load_options(ap)
     ns = ap.parse_args()
-    env = dict(os.environ, FAKE_CALL_LATENCY=str(ns.call_latency), FAKE_STEP=str(ns.step), FAKE_SLOTS=str(ns.slots),
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = {"FAKE_CALL_LATENCY": str(ns.call_latency), "FAKE_STEP": str(ns.step), "FAKE_SLOTS": str(ns.slots)}
     base = ["--ruler-model=smollm2-135m", "--ruler-backend=fake_latency", f"--ruler-tasks={ns.tasks}", f"--ruler-lengths={ns.lengths}",
             f"--ruler-samples={ns.samples}", "--ruler-no-cache", "--ruler-only"]
     settings = {"one_item_per_call": ["--ruler-batch-items=1"], "default": []}
@@ -88,21 +83,25 @@ def main() -> int:
         for mode, extra in (("full", []), ("sequential", ["--ruler-sequential"])):
             best = {name: float("inf") for name in settings}
             seen: dict = {}
+            runs: list[Arm] = []
             for _ in range(ns.repeats):
                 for name, flags in settings.items():
-                    seconds, report, calls = run([*base, *extra, *flags], cwd, env)
-                    best[name] = min(best[name], seconds)
-                    seen[name] = (report, calls)
+                    arm, calls = run(name, [*base, *extra, *flags], cwd, env, ns.cooldown)
+                    runs.append(arm)
+                    best[name] = min(best[name], arm.wall_s)
+                    seen[name] = (arm.report, calls)
             (one, one_calls), (new, new_calls) = seen["one_item_per_call"], seen["default"]
+            got = ratio(best["default"], best["one_item_per_call"], runs, tolerance=ns.load_tolerance)
             out[mode] = {
                 "items": len(new["items"]),
                 "wall_s_one_item_per_call": round(best["one_item_per_call"], 2), "wall_s_default": round(best["default"], 2),
-                "ratio": round(best["default"] / best["one_item_per_call"], 3),
+                "ratio": got.value, "ratio_withheld_because": got.reason, "runs": [arm.record() for arm in runs],
                 "engine_calls_one_item_per_call": len(one_calls), "engine_calls_default": len(new_calls),
                 "prompts_one_item_per_call": sum(one_calls), "prompts_default": sum(new_calls),
                 "same_predictions": key(one, "predictions") == key(new, "predictions"),
                 "same_verdicts": key(one, "passed", "samples", "stopped") == key(new, "passed", "samples", "stopped"),
             }
+    out["machine"] = machine()
     out["note"] = "wall time of the whole pytest process, best of the repeats, runs alternating; ratio = default / one item per call"
     print(json.dumps(out, indent=1))
     Path(ns.out).parent.mkdir(parents=True, exist_ok=True)

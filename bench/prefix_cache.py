@@ -16,27 +16,27 @@ Reported per arm (medians over rounds): ``wall_s``, ``first_request_s`` and
 tokens (vLLM's ``num_cached_tokens`` / ``prompt_token_ids``); the ratio off/on; and how
 many predictions agree between the arms (the cache changes which kernels compute a
 prompt's first tokens, so answers may differ in a few samples: counted, not hidden).
-The embedded model is converted for vLLM before either arm's clock. ``load_avg`` records
-the machine's 1-minute load before each run (the machine may be shared: alternation
-is what keeps the comparison fair).
+The embedded model is converted for vLLM before either arm's clock. ``load_avg`` and
+``load_after`` record the machine's 1-minute load before and after each run (the machine may
+be shared: alternation is what keeps the comparison fair); ``ratio_off_to_on`` is null, with
+``ratio_withheld_because`` naming the loads, when that load can explain it (``bench/harness.py``).
 
-    python bench/prefix_cache.py [--length 4096] [--samples 5] [--rounds 2] [--out bench/results/prefix_cache.json]
+    python bench/prefix_cache.py [--length 4096] [--samples 5] [--rounds 2] [--cooldown 0] [--load-tolerance 1.0]
+                                 [--out bench/results/prefix_cache.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.harness import add_load_options, load_reason, machine, pytest_command, run_arm  # noqa: E402
 from pytest_ruler.engines.processor import cpu_dtype, this_processor  # noqa: E402
 
 # the vllm engine's auto on this processor: bfloat16 where native (AVX512-BF16/AMX), else float32 (issue 33)
@@ -47,30 +47,21 @@ MAX_MODEL_LEN = 8192
 
 
 def arm_command(arm: str, out: Path, work: Path, ns) -> list[str]:
-    return [sys.executable, str(ROOT / "bench" / "vllm_timing.py"), str(out), "pytest", "-q", "-p", "no:cacheprovider",
-            "-p", "no:hypothesispytest", "--ruler-only", "--ruler-model=smollm2-135m", "--ruler-backend=vllm",
-            f"--ruler-tasks={','.join(ns.tasks)}", f"--ruler-lengths={ns.length}", f"--ruler-samples={ns.samples}",
-            "--ruler-no-cache", f"--ruler-dtype={DTYPE}", f"--ruler-engine-option=kv_cache_gib={KV_GIB}",
-            f"--ruler-engine-option=max_model_len={MAX_MODEL_LEN}",
-            f"--ruler-engine-option=enable_prefix_caching={'true' if arm == 'on' else 'false'}",
-            f"--ruler-report={work / 'ruler.json'}"]
+    args = ["--ruler-only", "--ruler-model=smollm2-135m", "--ruler-backend=vllm", f"--ruler-tasks={','.join(ns.tasks)}",
+            f"--ruler-lengths={ns.length}", f"--ruler-samples={ns.samples}", "--ruler-no-cache", f"--ruler-dtype={DTYPE}",
+            f"--ruler-engine-option=kv_cache_gib={KV_GIB}", f"--ruler-engine-option=max_model_len={MAX_MODEL_LEN}",
+            f"--ruler-engine-option=enable_prefix_caching={'true' if arm == 'on' else 'false'}"]
+    return pytest_command(args, work / "ruler.json", launcher=[sys.executable, str(ROOT / "bench" / "vllm_timing.py"), str(out)])
 
 
-def run_arm(arm: str, work: Path, env: dict, ns) -> dict:
+def run_arm_timed(arm: str, work: Path, env: dict, ns) -> dict:
     out = work / "timing.json"
-    load = os.getloadavg()[0]
-    t = time.monotonic()
-    proc = subprocess.run(arm_command(arm, out, work, ns), cwd=work, env=env, capture_output=True, text=True)
-    elapsed = time.monotonic() - t
-    (work / "log.txt").write_text(proc.stdout + proc.stderr)
-    report = work / "ruler.json"
-    if proc.returncode > 1 or not out.is_file() or not report.is_file():
-        raise SystemExit(f"{arm}: exit {proc.returncode}; log {work / 'log.txt'}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+    out.unlink(missing_ok=True)
+    got = run_arm(arm, arm_command(arm, out, work, ns), cwd=work, env=env, report="ruler.json", require=[out],
+                  log="log.txt", cooldown=ns.cooldown)
     timing = json.loads(out.read_text())
-    timing.update(rc=proc.returncode, process_s=round(elapsed, 1), load_avg=round(load, 2))
-    items = json.loads(report.read_text())["items"]
-    predictions = {(i["task"], i["length"], i["seed"], p["index"]): p["prediction"] for i in items for p in i["predictions"]}
-    return {"timing": timing, "predictions": predictions}
+    timing.update(rc=got.rc, process_s=round(got.wall_s, 1), load_avg=round(got.load_before, 2), load_after=round(got.load_after, 2))
+    return {"timing": timing, "predictions": got.predictions()}
 
 
 def main() -> int:
@@ -81,12 +72,12 @@ def main() -> int:
     ap.add_argument("--tasks", type=lambda s: tuple(s.split(",")), default=TASKS)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "prefix_cache.json"))
     ap.add_argument("--work", help="folder for each run's logs and outputs (default: temporary)")
+    add_load_options(ap)
     ns = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     from pytest_ruler.engines.vllm_model import gguf_folder
 
     gguf_folder("smollm2-135m")  # the one-time conversion, before any clock
-    env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", TOKENIZERS_PARALLELISM="false")
+    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "TOKENIZERS_PARALLELISM": "false"}
     arms = ("on", "off")
     runs: dict = {a: [] for a in arms}
     preds: dict = {a: [] for a in arms}
@@ -96,7 +87,7 @@ def main() -> int:
             for arm in (arms if r % 2 == 0 else arms[::-1]):
                 work = base / f"{arm}-{r}"
                 work.mkdir(parents=True, exist_ok=True)
-                got = run_arm(arm, work, env, ns)
+                got = run_arm_timed(arm, work, env, ns)
                 runs[arm].append(got["timing"])
                 preds[arm].append(got["predictions"])
                 t = got["timing"]
@@ -117,7 +108,11 @@ def main() -> int:
             "runs": rs,
         }
     on, off = result["arms"]["on"]["per_1k_prompt_tokens_s"], result["arms"]["off"]["per_1k_prompt_tokens_s"]
-    result["ratio_off_to_on"] = {k: round(off[k] / on[k], 3) for k in on}
+    why = load_reason([{"arm": a, "load_before": x["load_avg"], "load_after": x["load_after"]} for a in arms for x in runs[a]],
+                      tolerance=ns.load_tolerance)
+    result["ratio_off_to_on"] = {k: None if why else round(off[k] / on[k], 3) for k in on}
+    result["ratio_withheld_because"] = why
+    result["machine"] = machine()
     same = total = 0
     for a, b in zip(preds["on"], preds["off"]):
         for key, text in a.items():

@@ -33,7 +33,6 @@ import multiprocessing
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.harness import pytest_command, run_arm  # noqa: E402
 
 TASKS = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multivalue", "niah_multiquery", "vt")
 
@@ -212,14 +212,13 @@ def cached_share(items: list, ns) -> list[dict]:
 
 
 def plugin_run(urls: list[str], folder: Path) -> tuple[int, dict, str]:
-    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--rootdir", str(folder),
-            "--ruler-model=stub-model", "--ruler-backend=openai", *(f"--ruler-base-url={u}" for u in urls),
+    args = ["--rootdir", str(folder), "--ruler-model=stub-model", "--ruler-backend=openai", *(f"--ruler-base-url={u}" for u in urls),
             "--ruler-tokenizer=smollm2-135m", "--ruler-engine-option=prompt_format=text", f"--ruler-tasks={','.join(TASKS[:4])}",
-            "--ruler-lengths=1k", "--ruler-samples=8", "--ruler-max-concurrency=2", "--ruler-no-cache",
-            f"--ruler-report={folder / 'r.json'}", "-q"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(args, cwd=folder, env=env, capture_output=True, text=True, timeout=900)
-    return done.returncode, json.loads((folder / "r.json").read_text()), done.stdout
+            "--ruler-lengths=1k", "--ruler-samples=8", "--ruler-max-concurrency=2", "--ruler-no-cache"]
+    # any exit status: the failover part reports the run's own
+    done = run_arm("plugin", pytest_command(args, folder / "r.json"), cwd=folder, env={"PYTHONPATH": str(ROOT)},
+                   report=folder / "r.json", timeout=900, ok_codes=None)
+    return done.rc, done.report, done.output
 
 
 def failover(ns) -> dict:

