@@ -68,7 +68,7 @@ def test_custom_task_script_makes_a_missing_output_folder(tmp_path):
 
 def test_the_readme_own_tests_example_runs_as_written(pytester):
     """The README's *Your own tests* block and its command: only those tests run (--ruler-no-suite)."""
-    section = (EXAMPLES.parent / "README.md").read_text().split("### Your own tests", 1)[1]
+    section = (EXAMPLES.parent / "README.md").read_text().split("## Your own tests", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     command = re.search(r"```bash\n(pytest [^\n#]*)", section).group(1)
     name = re.search(r"# (\S+\.py)", code).group(1)
