@@ -149,3 +149,14 @@ def test_the_release_workflow_keeps_the_prediction_cache_it_runs_with():
     assert folder.removeprefix("${{ github.workspace }}/") in paths and not any(".pytest_cache" in p for p in paths)
     runs = [step for step in job["steps"] if "pytest " in step.get("run", "")]
     assert runs and not any("--ruler-cache-dir" in step["run"] or "--ruler-no-cache" in step["run"] for step in runs)
+
+
+@pytest.mark.parametrize("name", ["ruler-release-gate.yml", "ruler-sharded-gate.yml"])
+def test_the_workflows_install_pytest_ruler_from_its_repository(name):
+    """No release is on PyPI: every ``pip install`` of pytest-ruler in an example workflow names the
+    repository's git URL (one workflow-level variable), never the bare package name."""
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((EXAMPLES / name).read_text())
+    assert workflow["env"]["PYTEST_RULER_URL"].startswith("git+https://")
+    installs = [ln for lines in _workflow_commands(name).values() for ln in lines if ln.startswith("pip install")]
+    assert installs and all(re.fullmatch(r'pip install "pytest-ruler(\[[a-z,]+\])? @ \$PYTEST_RULER_URL"', ln) for ln in installs), installs
