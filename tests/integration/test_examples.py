@@ -160,3 +160,12 @@ def test_the_workflows_install_pytest_ruler_from_its_repository(name):
     assert workflow["env"]["PYTEST_RULER_URL"].startswith("git+https://")
     installs = [ln for lines in _workflow_commands(name).values() for ln in lines if ln.startswith("pip install")]
     assert installs and all(re.fullmatch(r'pip install "pytest-ruler(\[[a-z,]+\])? @ \$PYTEST_RULER_URL"', ln) for ln in installs), installs
+
+
+def test_the_readme_workflow_excerpt_is_the_release_workflow():
+    """The README's ``yaml`` block is an excerpt of examples/ruler-release-gate.yml: each of its lines
+    (comments aside) is a line of the workflow, so the excerpt cannot drift from the file the tests run."""
+    block = re.search(r"```yaml\n(.*?)```", (EXAMPLES.parent / "README.md").read_text(), re.S).group(1)
+    workflow = {ln.split("  #")[0].strip() for ln in (EXAMPLES / "ruler-release-gate.yml").read_text().splitlines()}
+    excerpt = [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    assert len(excerpt) > 10 and [ln for ln in excerpt if ln not in workflow] == []
