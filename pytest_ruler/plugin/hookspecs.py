@@ -1,6 +1,11 @@
 """Hooks that pytest-ruler adds; implement them in a conftest.py or plugin.
 
-The built-in behaviour goes through the same hooks users implement.
+They add to the built-in behaviour; the built-ins do not go through them. The standard
+tasks and families and the built-in engines are in their registries before any hook runs
+(a task or engine a hook registers cannot take a built-in name); the built-in reporters
+(json, markdown, plots, github) are in the ``Reporters`` that ``pytest_ruler_add_reporters``
+receives, and a hook may replace one by name; the gate and the baseline are judged by the
+verdict, and ``pytest_ruler_summary`` only adds failures of the user's own.
 """
 
 from __future__ import annotations

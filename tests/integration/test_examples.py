@@ -68,7 +68,7 @@ def test_custom_task_script_makes_a_missing_output_folder(tmp_path):
 
 def test_the_readme_own_tests_example_runs_as_written(pytester):
     """The README's *Your own tests* block and its command: only those tests run (--ruler-no-suite)."""
-    section = (EXAMPLES.parent / "README.md").read_text().split("### Your own tests", 1)[1]
+    section = (EXAMPLES.parent / "README.md").read_text().split("## Your own tests", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     command = re.search(r"```bash\n(pytest [^\n#]*)", section).group(1)
     name = re.search(r"# (\S+\.py)", code).group(1)
@@ -149,3 +149,23 @@ def test_the_release_workflow_keeps_the_prediction_cache_it_runs_with():
     assert folder.removeprefix("${{ github.workspace }}/") in paths and not any(".pytest_cache" in p for p in paths)
     runs = [step for step in job["steps"] if "pytest " in step.get("run", "")]
     assert runs and not any("--ruler-cache-dir" in step["run"] or "--ruler-no-cache" in step["run"] for step in runs)
+
+
+@pytest.mark.parametrize("name", ["ruler-release-gate.yml", "ruler-sharded-gate.yml"])
+def test_the_workflows_install_pytest_ruler_from_its_repository(name):
+    """No release is on PyPI: every ``pip install`` of pytest-ruler in an example workflow names the
+    repository's git URL (one workflow-level variable), never the bare package name."""
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((EXAMPLES / name).read_text())
+    assert workflow["env"]["PYTEST_RULER_URL"].startswith("git+https://")
+    installs = [ln for lines in _workflow_commands(name).values() for ln in lines if ln.startswith("pip install")]
+    assert installs and all(re.fullmatch(r'pip install "pytest-ruler(\[[a-z,]+\])? @ \$PYTEST_RULER_URL"', ln) for ln in installs), installs
+
+
+def test_the_readme_workflow_excerpt_is_the_release_workflow():
+    """The README's ``yaml`` block is an excerpt of examples/ruler-release-gate.yml: each of its lines
+    (comments aside) is a line of the workflow, so the excerpt cannot drift from the file the tests run."""
+    block = re.search(r"```yaml\n(.*?)```", (EXAMPLES.parent / "README.md").read_text(), re.S).group(1)
+    workflow = {ln.split("  #")[0].strip() for ln in (EXAMPLES / "ruler-release-gate.yml").read_text().splitlines()}
+    excerpt = [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    assert len(excerpt) > 10 and [ln for ln in excerpt if ln not in workflow] == []
