@@ -4,11 +4,29 @@ The core (tasks, scoring, aggregation) knows nothing about pytest; the plugin
 (``pytest_ruler.plugin``) adapts it. Importing this package imports no torch,
 transformers or vllm: public names are resolved lazily on first use.
 
-Public API: ``generate_samples``, ``iter_samples``, ``GenerationContext``,
-``Sample``, ``TaskSpec``, ``Frame``, ``make_task``, ``register_task``,
-``get_task``, ``resolve_tasks``, ``STANDARD_TASKS``, ``load_tokenizer``,
-``string_match_all``, ``string_match_part``, ``summarize``, ``LengthSummary``,
-``parse_length``, ``parse_lengths``, ``RulerUsageError``.
+Public API (``__all__``):
+
+- Reading results: ``load_report(path)`` reads a JSON report (``--ruler-report``) back, checked,
+  as a typed ``Report``: ``report.items`` (``ItemResult`` each: task, length, seed, mode, score,
+  passed, error, predictions, ...), ``report.modes``, and per mode its Table 3, computed from the
+  items: ``report.mode("native").summary`` (per-length scores, Avg, wAvg, effective length),
+  ``.effective_length``, ``.table()``. The report's format: ``pytest-ruler schema``, or
+  docs/reference/report.md.
+- Tasks and data: ``generate_samples``, ``iter_samples``, ``GenerationContext``, ``Sample``,
+  ``TaskSpec``, ``Frame``, ``make_task``, ``register_task``, ``get_task``, ``resolve_tasks``,
+  ``STANDARD_TASKS``, ``load_tokenizer``.
+- Scoring and aggregation: ``string_match_all``, ``string_match_part``, ``summarize``,
+  ``LengthSummary``.
+- Lengths and errors: ``parse_length``, ``parse_lengths``, ``RulerUsageError``; ``__version__``.
+
+For example::
+
+    import pytest_ruler
+
+    report = pytest_ruler.load_report("ruler.json")
+    native = report.mode("native")
+    print(report.model, native.effective_length, native.summary["per_length"])
+    failed = [r for r in report.items if not r.passed]
 """
 
 from __future__ import annotations
@@ -38,6 +56,9 @@ _EXPORTS = {
     "parse_length": "pytest_ruler.lengths",
     "parse_lengths": "pytest_ruler.lengths",
     "RulerUsageError": "pytest_ruler.errors",
+    "load_report": "pytest_ruler.report.load",
+    "Report": "pytest_ruler.report.load",
+    "ItemResult": "pytest_ruler.report.load",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

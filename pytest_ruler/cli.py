@@ -27,8 +27,13 @@ Sub-commands (names fixed by the user contract):
   runs, overlapping items and missing shards refused; the summary computed from the items).
 - ``cache info|clear [--cache-dir DIR] [--model NAME] [--yes]``: the prediction cache's folder,
   size and predictions per model; clearing all or one model's, asking first (``run.cache_command``).
+- ``schema [--out FILE]``: prints the JSON Schema of the report (``report.schema``, shipped as
+  package data).
 - ``tasks``: lists the registered tasks and their families.
 - ``--version``: prints ``pytest-ruler <version>``.
+
+The parser (every argument's help and default, the flags made from the option spec) is
+``cli_args``; this module holds what each command does (``COMMANDS``).
 
 ``gate``, ``compare`` and ``report`` read saved reports only through the one reader and check
 (``results.saved.read_report``: types, the schema, and a summary that its items give), so a
@@ -38,7 +43,8 @@ items do not give. Their flags that are plugin options (``SPEC_FLAGS``: ``--ci``
 option spec (``options.OPTIONS``): help, default and parser are the option's.
 
 Usage errors, argparse's own included, print one line, ``pytest-ruler: error: ...``, and
-exit with 2 (4 for ``gate``).
+exit with 2 (4 for ``gate``); an argument that only a combination makes required says what is
+missing (``gate: missing the gate: give --require-effective-length=LEN ...``).
 """
 
 from __future__ import annotations
@@ -50,12 +56,11 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from .cli_args import GATE_USAGE_ERROR, SPEC_FLAGS, MissingArgument, spec_values as _spec_values
+from .cli_args import build_parser as _build_parser
 from .errors import RulerUsageError
-from . import __version__
 
-__all__ = ["main"]
-
-GATE_USAGE_ERROR = 4  # the plugin's exit codes: 0 passed, 1 failed, 2 not decided (interrupted), 4 usage error
+__all__ = ["COMMANDS", "SPEC_FLAGS", "build_parser", "main"]
 
 
 def _plural(n: int, word: str) -> str:
@@ -161,7 +166,8 @@ def _cmd_score(ns: argparse.Namespace) -> int:
 
         metric_name = get_task(ns.task).metric
     else:
-        raise RulerUsageError("--task", None, "name the task (its metric is used) or pass --metric all|part")
+        raise MissingArgument("score", "--task TASK (or --metric)", "name the task whose metric scores the predictions, "
+                              "e.g. pytest-ruler score --task niah_single_1 PRED.jsonl, or pass --metric all|part")
     metric = get_metric(metric_name)
     preds, refs = _read_predictions(Path(ns.predictions))
     score = metric(preds, refs)
@@ -208,12 +214,14 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
     flags = _spec_values(ns, "gate")  # every flag checked before any file is read
     required, mr_required = flags["required_effective_length"], flags["required_mapreduce_effective_length"]
     if required is None and mr_required is None and flags["baseline"] is None:
-        raise RulerUsageError("--require-effective-length", None, "give a gate: --require-effective-length=LEN, --require-mapreduce-effective-length=LEN or --baseline OLD.json")
+        raise MissingArgument("gate", "the gate", "give --require-effective-length=LEN (e.g. 64k), "
+                              "--require-mapreduce-effective-length=LEN or --baseline OLD.json")
     report = _read_report(ns.report, "REPORT.json")
     if ns.threshold is not None:  # judged again under another mark (an absolute score, or rel:F): results.relative
+        from .options import option
         from .results.relative import rejudge
 
-        report = rejudge(report, _option("threshold").parse("--threshold", ns.threshold))
+        report = rejudge(report, option("threshold").parse("--threshold", ns.threshold))
     baseline = None
     if flags["baseline"] is not None:
         from .results.baseline import load_baseline
@@ -276,126 +284,29 @@ def _cmd_tasks(ns: argparse.Namespace) -> int:
     return 0
 
 
-#: the flags of gate, compare and report that are the plugin's options (``options.OPTIONS``):
-#: (the option's name without --ruler-, the flag's name here); help, metavar, default and
-#: parser are the option's, and a bad value is refused naming the flag
-SPEC_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
-    "gate": (("require-effective-length", "require-effective-length"),
-             ("require-mapreduce-effective-length", "require-mapreduce-effective-length"),
-             ("baseline", "baseline"), ("baseline-alpha", "baseline-alpha"), ("baseline-test", "baseline-test"),
-             ("gate-confidence", "confidence"), ("threshold", "threshold")),
-    "compare": (("baseline-alpha", "alpha"), ("baseline-test", "test")),
-    "report": (("ci", "ci"),),
-}
+def _cmd_schema(ns: argparse.Namespace) -> int:
+    """The report's JSON Schema (package data, ``report.schema``): to stdout or a file."""
+    from .report.schema import report_schema, schema_text
+
+    text = schema_text(report_schema())
+    if ns.out in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(ns.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise RulerUsageError("--out", ns.out, f"cannot write the file ({exc.strerror or exc})") from None
+    print(ns.out)
+    return 0
 
 
-def _option(name: str) -> Any:
-    from .options import option
-
-    return option(name)
-
-
-def _add_spec_flags(parser: argparse.ArgumentParser, command: str) -> None:
-    from .options import argparse_help
-
-    for name, flag in SPEC_FLAGS[command]:
-        opt = _option(name)
-        same = f"as --ruler-{opt.name}"
-        if opt.flag:
-            parser.add_argument(f"--{flag}", action="store_true", default=None, help=argparse_help(f"{opt.help} ({same})"))
-        else:
-            shown = f"; default {opt.default}" if opt.default else ""
-            metavar = "OLD.json" if name == "baseline" else opt.metavar or "NAME"
-            parser.add_argument(f"--{flag}", metavar=metavar, help=argparse_help(f"{opt.help} ({same}{shown})"))
-
-
-def _spec_values(ns: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The command's spec flags, typed by their options' parsers: {the option's field: value}; a flag
-    not given is its option's default (``options.spec_default``, as the plugin's)."""
-    from .options import spec_default
-
-    out = {}
-    for name, flag in SPEC_FLAGS[command]:
-        opt = _option(name)
-        raw = getattr(ns, flag.replace("-", "_"))
-        out[opt.field_name] = spec_default(name) if raw is None else opt.parse(f"--{flag}", raw)  # checked before files are read
-    return out
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse's usage errors in this module's one-line shape (``gate`` exits with its usage code)."""
-
-    def error(self, message: str) -> Any:
-        code = GATE_USAGE_ERROR if self.prog.endswith(" gate") else 2
-        self.exit(code, f"pytest-ruler: error: {message} (see {self.prog} --help)\n")
+COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "download": _cmd_download, "report": _cmd_report, "gate": _cmd_gate,
+            "compare": _cmd_compare, "merge": _cmd_merge, "schema": _cmd_schema, "tasks": _cmd_tasks}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="pytest-ruler", description="RULER long-context tasks: generate, score, download data.")
-    p.add_argument("--version", action="version", version=f"pytest-ruler {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    g = sub.add_parser("generate", help="write RULER-format JSONL samples")
-    g.add_argument("--task", required=True, help="a task, a comma list, a glob (niah_*) or all")
-    g.add_argument("--length", required=True, help="target length in tokens: 4096, 4k, 128k (k = 1024)")
-    g.add_argument("--samples", type=int, default=10)
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--tokenizer", default="smollm2-135m", help="alias, .gguf file, folder or Hugging Face id")
-    g.add_argument("--out", required=True, help="F.jsonl for one task; a folder for several; - for stdout")
-    g.add_argument("--chat-template", default="none", help="none (RULER's base template), auto, or a Jinja file")
-    g.add_argument("--essays", help="essay corpus: .txt file, folder of .txt, or RULER JSON")
-    g.add_argument("--squad", help="SQuAD v2 dev JSON")
-    g.add_argument("--hotpotqa", help="HotpotQA dev distractor JSON")
-    g.add_argument("--mmlu", help="MMLU folder (RULERv2's MMLU tasks)")
-    g.add_argument("--hotpotqa-train", help="HotpotQA train JSON (RULERv2's qa tasks)")
-    g.add_argument("--depth", help="needle depth in [0,1], or a comma list swept over samples")
-    g.add_argument("--arg", action="append", metavar="KEY=VALUE", help="override a task argument (repeatable)")
-    g.add_argument("--trust-remote-code", action="store_true", help="allow a Hugging Face tokenizer's own code to run")
-    g.set_defaults(func=_cmd_generate)
-
-    s = sub.add_parser("score", help="score predictions with a RULER metric")
-    s.add_argument("predictions", metavar="PRED.jsonl")
-    s.add_argument("--task")
-    s.add_argument("--metric", choices=["all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice"])
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(func=_cmd_score)
-
-    d = sub.add_parser("download", help="fetch the paper's data (needs network)")
-    d.add_argument("what", choices=["essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train"])
-    d.add_argument("--dest", help="folder to write into (default: the pytest-ruler data dir)")
-    d.set_defaults(func=_cmd_download)
-
-    r = sub.add_parser("report", help="render a saved JSON report as Markdown and PNG plots")
-    r.add_argument("report", metavar="REPORT.json")
-    r.add_argument("--out", help="folder for REPORT.md and the plots (default: next to the JSON)")
-    r.add_argument("--no-plots", action="store_true", help="write only the Markdown table")
-    _add_spec_flags(r, "report")
-    r.set_defaults(func=_cmd_report)
-
-    gt = sub.add_parser("gate", help="apply the release gate to a saved JSON report (the plugin's verdict and exit codes)")
-    gt.add_argument("report", metavar="REPORT.json")
-    _add_spec_flags(gt, "gate")
-    gt.set_defaults(func=_cmd_gate)
-
-    c = sub.add_parser("compare", help="a Markdown delta table of two saved JSON reports (a PR comment); exits 0")
-    c.add_argument("old", metavar="OLD.json")
-    c.add_argument("new", metavar="NEW.json")
-    _add_spec_flags(c, "compare")
-    c.add_argument("--out", metavar="FILE", help="write the Markdown here (default: stdout)")
-    c.set_defaults(func=_cmd_compare)
-
-    m = sub.add_parser("merge", help="merge the JSON reports of --ruler-shard=i/N runs into the whole run's report")
-    m.add_argument("reports", nargs="+", metavar="SHARD.json")
-    m.add_argument("--out", required=True, metavar="MERGED.json", help="write the merged JSON report here")
-    m.add_argument("--partial", action="store_true", help="merge although shards are missing (marked partial: never gated as whole)")
-    m.set_defaults(func=_cmd_merge)
-
-    from .run.cache_command import add_parser as add_cache_parser
-
-    add_cache_parser(sub)
-    t = sub.add_parser("tasks", help="list the registered tasks")
-    t.set_defaults(func=_cmd_tasks)
-    return p
+    """The command line (``cli_args.build_parser``) wired to this module's commands."""
+    return _build_parser(COMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

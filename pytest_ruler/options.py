@@ -27,9 +27,14 @@ Importing this module is cheap (the plugin's entry module does, for every pytest
 the spec is data, and it imports no other part but the engines' option declarations;
 reading a configuration (``plugin.config``) imports the rest, only when the suite is active.
 
-Public names: ``DEFAULT_PRESET``, ``OPTIONS``, ``Option``, ``PRESETS``, ``RulerConfig``,
+``pytest --help`` shows the options in groups (``GROUPS``: selection, gate and baseline, engine,
+outputs, data, map-reduce, thinking, scale-out), each with an upper-case metavar (``NAME``, ``N``,
+``LEN``, ``PATH``) and its default (``shown_default``); ``docs_gen`` writes the options page
+(docs/reference/options.md) from the same data.
+
+Public names: ``DEFAULT_PRESET``, ``GROUPS``, ``OPTIONS``, ``Option``, ``PRESETS``, ``RulerConfig``,
 ``add_options``, ``argparse_help``, ``early_value``, ``is_active``, ``lookup``, ``option``,
-``option_dest``, ``raw_value``, ``spec_default``.
+``option_dest``, ``raw_value``, ``shown_default``, ``spec_default``.
 """
 
 from __future__ import annotations
@@ -63,8 +68,8 @@ from .parsers import (
     parse_threshold,
 )
 
-__all__ = ["DEFAULT_PRESET", "OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help", "early_value",
-           "is_active", "lookup", "option", "option_dest", "raw_value", "spec_default"]
+__all__ = ["DEFAULT_PRESET", "GROUPS", "OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help",
+           "early_value", "is_active", "lookup", "option", "option_dest", "raw_value", "shown_default", "spec_default"]
 
 @dataclass(frozen=True)
 class Option:
@@ -78,6 +83,8 @@ class Option:
     metavar: str | None = None
     target: str = "run"  # run: a RulerConfig field; mapreduce: a MapReduceConfig field; engine: an engine option
     key: str | None = None  # the field or engine option it sets (default: the name with underscores)
+    group: str | None = None  # its group in ``pytest --help`` (a key of GROUPS)
+    shown: str | None = None  # the default shown when the option sets none itself (an engine's declared default)
 
     @property
     def field_name(self) -> str:
@@ -98,83 +105,138 @@ def _engine_parser(declared: Any) -> Parser:
     return parse
 
 
+#: the groups of ``pytest --help``, in order: (key, title)
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("selection", "pytest-ruler: model and selection (what to run)"),
+    ("gate", "pytest-ruler: gate and baseline (what decides the run and its exit code)"),
+    ("engine", "pytest-ruler: engine (how the model runs)"),
+    ("outputs", "pytest-ruler: outputs (report, tables, plots, prediction cache)"),
+    ("data", "pytest-ruler: data (haystacks and question sets; `pytest-ruler download`)"),
+    ("mapreduce", "pytest-ruler: map-reduce (chunked inference)"),
+    ("thinking", "pytest-ruler: thinking models"),
+    ("scale-out", "pytest-ruler: scale-out (several servers, GPUs, machines)"),
+)
+
+#: the options that engines declare (``EngineOption.cli``), as ``pytest --help`` shows them:
+#: {name: (group, metavar, help)}; an engine option not named here shows its own help's first
+#: sentence, in the engine group
+_ENGINE_SHOWN: dict[str, tuple[str, str, str]] = {
+    "tensor-parallel-size": ("scale-out", "N", "GPUs per engine, one tensor shard each (vllm, ray); it can change the "
+                             "numbers, so a run with another size does not reuse cached predictions"),
+    "gpu-memory-utilization": ("engine", "FRACTION", "share of each GPU's memory vLLM may take (weights, activations and "
+                               "KV cache): one engine per GPU; vLLM's CPU build: share of RAM, used when no KV cache size is given"),
+    "hf-overrides": ("engine", "JSON", "JSON object of Hugging Face config overrides, passed to vLLM as is"),
+    "max-concurrency": ("scale-out", "N", "requests in flight per server (--ruler-base-url), at most 1024; with xdist, "
+                        "per server for the whole run"),
+}
+
+
 def _engine_cli_options() -> tuple[Option, ...]:
     """Top-level options that engines declare (``EngineOption.cli``), e.g. vllm's --ruler-tensor-parallel-size."""
     from .engines.options import cli_options
 
-    return tuple(Option(o.cli, o.help.split(". ")[0], _engine_parser(o), metavar=o.kind.upper(), target="engine", key=o.key)
-                 for o in cli_options())
+    out = []
+    for o in cli_options():
+        group, metavar, text = _ENGINE_SHOWN.get(o.cli, ("engine", "VALUE", o.help.split(". ")[0]))
+        shown = None if o.default is None else f"{o.default} (the engine's)"
+        out.append(Option(o.cli, text, _engine_parser(o), metavar=metavar, target="engine", key=o.key, group=group, shown=shown))
+    return tuple(out)
 
 
+# Each option's group in ``pytest --help`` (GROUPS, in this order); help texts are for users: what the option
+# does, its values and its default, no internal names.
 _OPTIONS: tuple[Option, ...] = (
-    Option("model", "model to test: HF id, local folder, .gguf file or alias (smollm2-135m, gemma3-270m); activates the suite", metavar="NAME"),
-    Option("backend", "engine: auto (vllm where it runs here: a visible GPU, or vLLM's CPU build installed; else hf), hf, vllm, openai, ray (vLLM in Ray Data), scripted (a rule-based stand-in for plumbing tests, not a model), or a registered name", default="auto"),
-    Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY); give it "
-           "several times (ini: one per line) for several servers of the same model: the requests are spread over them, the "
-           "samples of one item on one server (its prefix cache), and a server that dies mid-run hands its requests to the others",
-           parse_base_urls, metavar="URL"),
-    Option("tokenizer", "tokenizer for the length budget (default: the model's own)", metavar="NAME"),
-    Option("tasks", "RULER task names, globs (niah_*) or all, comma-separated (default: the preset's)", metavar="LIST"),
-    Option("lengths", "target lengths in tokens, e.g. 4k,8k,16384 (k = 1024; default: the preset's)", parse_lengths, metavar="LIST"),
-    Option("samples", "samples per item (default: the preset's)", integer(1), metavar="N"),
-    Option("seeds", "seeds: a count N (0..N-1) or a comma list", parse_seeds, "1", metavar="N|LIST"),
-    Option("depths", "sweep needle depths over each item's samples (niah, vt, qa): fractions like 0,0.25,0.5,0.75,1", parse_depths, metavar="LIST"),
-    Option("preset", "bundle of tasks/lengths/samples: smoke (CPU minutes), ci (default), long (retrieval and tracking at 4K-32K, "
-           "20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples), "
-           "ruler2 (RULERv2's 12 tasks, 4K-32K, 100 samples)",
-           choice("smoke", "ci", "long", "paper", "ruler2"), "ci", metavar="smoke|ci|long|paper|ruler2"),
-    Option("threshold", "pass mark in [0, 100) for items and effective length: a score passes when it is above it; "
-           "rel:F (e.g. rel:0.85): above F times the model's own score at the shortest tested length (NoLiMa's effective length)",
-           parse_threshold, "85.6", metavar="SCORE|rel:F"),
-    Option("require-effective-length", "release gate: fail the run if the effective length is below LEN", parse_length, metavar="LEN", key="required_effective_length"),
-    Option("baseline", "earlier JSON report: fail on a statistically significant drop", parse_path, metavar="PATH"),
-    Option("baseline-alpha", "significance level of the baseline comparison", parse_significance, "0.05", metavar="ALPHA"),
-    Option("baseline-test", "baseline test: two-proportion-z or fisher (one-sided, Holm-corrected)", choice("two-proportion-z", "fisher"), "two-proportion-z"),
-    Option("ci", "show each score's 95% interval (score+a/-b, valid for bounded scores) in the terminal and Markdown tables", parse_flag, flag=True, key="show_ci"),
-    Option("gate-confidence", "gate on the effective length's lower confidence bound at this level (e.g. 0.95) instead of the point estimate", parse_confidence, metavar="LEVEL"),
-    Option("sequential", "stop an item's samples early once an anytime-valid betting test puts its score clearly above or below the threshold", parse_flag, flag=True),
-    Option("report", "write the JSON report here", parse_path, metavar="PATH"),
-    Option("markdown", "write the Markdown table here", parse_path, metavar="PATH"),
-    Option("plots", "write PNG plots (score vs length; depth x length) into this folder", parse_path, metavar="DIR"),
-    Option("chat-template", "auto (the model's own), none (RULER's base template) or a Jinja file", default="auto", metavar="auto|none|PATH"),
+    # selection: what to run
+    Option("model", "model to test: Hugging Face id, local folder, .gguf file or alias (smollm2-135m, gemma3-270m); "
+           "giving it adds the standard suite to the run", metavar="NAME", group="selection"),
+    Option("preset", "bundle of tasks, lengths and samples: smoke (minutes on a CPU), ci, long (retrieval and tracking at "
+           "4K-32K, 20 samples, sequential stopping and error bars on), paper (13 tasks, 4K-128K, 500 samples), ruler2 (RULERv2's 12 tasks, 4K-32K, 100 samples)",
+           choice("smoke", "ci", "long", "paper", "ruler2"), "ci", metavar="NAME", group="selection"),
+    Option("tasks", "task names, globs (niah_*), pack names (ruler2) or all, comma-separated; `pytest-ruler tasks` "
+           "lists them", metavar="LIST", group="selection"),
+    Option("lengths", "target lengths in tokens, comma-separated, e.g. 4k,8k,16384 (k = 1024)", parse_lengths, metavar="LIST", group="selection"),
+    Option("samples", "samples per item (task x length x seed)", integer(1), metavar="N", group="selection"),
+    Option("seeds", "seeds: a count N (seeds 0 to N-1) or a comma-separated list", parse_seeds, "1", metavar="N", group="selection"),
+    Option("depths", "needle depths swept over each item's samples (niah, vt and qa tasks): fractions, e.g. 0,0.25,0.5,0.75,1",
+           parse_depths, metavar="LIST", group="selection"),
+    Option("only", "run only the RULER items, not the other collected tests", parse_flag, flag=True, group="selection"),
+    Option("no-suite", "leave the standard suite out: run only your own tests, with the plugin configured", parse_flag, flag=True, group="selection"),
+    # gate and baseline: what decides the run
+    Option("threshold", "pass mark in [0, 100) for items and the effective length: a score passes when it is above it; "
+           "rel:F (e.g. rel:0.85): above F times the model's own score at the shortest tested length", parse_threshold, "85.6", metavar="SCORE", group="gate"),
+    Option("require-effective-length", "release gate: the run fails if the effective length is below LEN (e.g. 64k)",
+           parse_length, metavar="LEN", key="required_effective_length", group="gate"),
+    Option("require-mapreduce-effective-length", "release gate for map-reduce (chunked) inference: the run fails if its "
+           "effective length is below LEN; turns on --ruler-mapreduce", parse_length, metavar="LEN", key="required_mapreduce_effective_length", group="gate"),
+    Option("gate-confidence", "gate on the effective length's lower confidence bound at this level (e.g. 0.95) instead of "
+           "its point estimate", parse_confidence, metavar="LEVEL", group="gate"),
+    Option("baseline", "an earlier JSON report (--ruler-report): the run fails on a statistically significant drop against it",
+           parse_path, metavar="PATH", group="gate"),
+    Option("baseline-alpha", "significance level of the baseline comparison", parse_significance, "0.05", metavar="ALPHA", group="gate"),
+    Option("baseline-test", "test of the baseline comparison: two-proportion-z or fisher (one-sided, Holm-corrected)",
+           choice("two-proportion-z", "fisher"), "two-proportion-z", metavar="NAME", group="gate"),
+    Option("sequential", "stop an item's samples early once its pass or fail is statistically settled (an anytime-valid test)", parse_flag, flag=True, group="gate"),
+    # engine: how the model runs
+    Option("backend", "engine: auto (vllm where it can run here: a visible GPU, or vLLM's CPU build installed; else hf), hf, "
+           "vllm, openai, ray (vLLM in Ray Data), scripted (a rule-based stand-in for plumbing tests, not a model), or a "
+           "registered name", default="auto", metavar="NAME", group="engine"),
+    Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY); give "
+           "it several times (ini: one per line) for several servers of the same model: requests are spread over them, the "
+           "samples of one item on one server, and a server that dies mid-run hands its requests to the others", parse_base_urls, metavar="URL", group="engine"),
+    Option("tokenizer", "tokenizer that measures the lengths (default: the model's own)", metavar="NAME", group="engine"),
+    Option("chat-template", "prompt template: auto (the model's own chat template), none (RULER's base template) or a "
+           "Jinja file", default="auto", metavar="TEMPLATE", group="engine"),
+    Option("dtype", "model dtype: auto, float32, bfloat16 or float16", parse_dtype, "auto", metavar="DTYPE", group="engine"),
+    Option("device", "hf engine device: auto, cpu, cuda or cuda:N", parse_device, "auto", metavar="DEVICE", group="engine"),
+    Option("max-model-len", "raise the engine's context limit to LEN (prompts are never truncated)", parse_length, metavar="LEN", group="engine"),
+    Option("batch-size", "requests per engine batch (default: hf 4 on CPU, 8 on CUDA; the engine's own otherwise)", integer(1), metavar="N", group="engine"),
+    Option("batch-items", "the most items whose prompts go into one engine call (the running item and those after it "
+           "in this process); 1: one item at a time", integer(1), "16", metavar="N", group="engine"),
+    Option("trust-remote-code", "allow the model's own code from the Hugging Face Hub to run", parse_flag, flag=True, group="engine"),
+    Option("engine-option", "an engine option KEY=VALUE, repeatable or comma-separated (e.g. tensor_parallel_size=2)",
+           lambda where, raw: parse_key_values(raw, where), metavar="KEY=VALUE", key="engine_options", group="engine"),
+    # outputs: what the run writes
+    Option("report", "write the JSON report here (its format: `pytest-ruler schema`)", parse_path, metavar="PATH", group="outputs"),
+    Option("markdown", "write the Markdown table here", parse_path, metavar="PATH", group="outputs"),
+    Option("plots", "write PNG plots (score by length; depth by length) into this folder", parse_path, metavar="DIR", group="outputs"),
+    Option("ci", "show each score's 95% interval (score+a/-b) in the terminal and Markdown tables", parse_flag, flag=True, key="show_ci", group="outputs"),
+    Option("cache-dir", "prediction cache folder (default: $RULER_PREDICTIONS_DIR, else a per-user cache folder; "
+           "pytest --cache-clear keeps it)", parse_path, metavar="DIR", group="outputs"),
+    Option("no-cache", "neither read nor write the prediction cache", parse_flag, flag=True, group="outputs"),
+    # data: the tasks' input files (`pytest-ruler download ...`)
+    Option("essays", "essay haystack: a .txt file, a folder of .txt files, or RULER's JSON (`pytest-ruler download essays`)", metavar="PATH", group="data"),
+    Option("squad", "SQuAD v2 dev JSON, for qa_1 (`pytest-ruler download squad`)", metavar="PATH", group="data"),
+    Option("hotpotqa", "HotpotQA dev distractor JSON, for qa_2 and the questions of RULERv2's qa tasks "
+           "(`pytest-ruler download hotpotqa`)", metavar="PATH", group="data"),
+    Option("mmlu", "MMLU folder for RULERv2's mk_niah/mv_niah easy and hard tasks: test/ and auxiliary_train/ CSV files, "
+           "or test.jsonl and auxiliary_train.jsonl (`pytest-ruler download mmlu`)", metavar="DIR", group="data"),
+    Option("hotpotqa-train", "HotpotQA train JSON (hotpot_train_v1.1.json): the haystack of RULERv2's qa tasks "
+           "(`pytest-ruler download hotpotqa-train`)", metavar="PATH", group="data"),
+    # map-reduce: chunked inference (mapreduce.MapReduceConfig)
+    Option("mapreduce", "also run each item through map-reduce (LLM x MapReduce) chunked inference, as a second item", parse_flag, flag=True, group="mapreduce"),
+    Option("mapreduce-chunk", "document tokens per chunk", parse_length, "2k", metavar="LEN", target="mapreduce", key="chunk_tokens", group="mapreduce"),
+    Option("mapreduce-overlap", "tokens repeated from one chunk at the start of the next", integer(0), "0", metavar="N",
+           target="mapreduce", key="overlap", group="mapreduce"),
+    Option("mapreduce-rounds", "the most collapse rounds before the least confident records are dropped", integer(0), "3",
+           metavar="N", target="mapreduce", key="max_rounds", group="mapreduce"),
+    Option("mapreduce-window", "tokens one call may use, prompt and output (default: the engine's context)", parse_length,
+           metavar="LEN", target="mapreduce", key="window", group="mapreduce"),
+    Option("mapreduce-no-verify", "keep values a chunk's answer claims even when they are not in that chunk's text "
+           "(by default they are dropped: a filter against made-up values)", parse_not_flag, flag=True, target="mapreduce", key="verify", group="mapreduce"),
+    Option("mapreduce-layout", "order of the map prompt's parts: question-last, example-first or format-last",
+           default="question-last", metavar="NAME", target="mapreduce", key="layout", group="mapreduce"),
+    Option("mapreduce-parallel", "requests per engine call (default: every call of a stage at once)", integer(1),
+           metavar="N", target="mapreduce", key="parallel", group="mapreduce"),
     # thinking models (run.reasoning, engines.thinking)
-    Option("think-budget", "thinking tokens on top of each task's answer budget: a thinking call of N tokens, then the answer "
-           "after the thinking with RULER's answer prefix (at most N + tokens_to_generate)", integer(1), metavar="N"),
-    Option("chat-template-kwargs", "KEY=VALUE passed to the chat template's render, repeatable (e.g. enable_thinking=false)",
-           parse_template_kwargs, metavar="KEY=VALUE"),
-    Option("think-start", "the text that opens a model's thinking", parse_marker, "<think>", metavar="TEXT"),
-    Option("think-end", "the text that ends a model's thinking: the answer is what follows it", parse_marker, "</think>", metavar="TEXT"),
-    Option("cache-dir", "prediction cache folder (default: $RULER_PREDICTIONS_DIR, else a per-user cache folder; pytest --cache-clear keeps it)", parse_path, metavar="DIR"),
-    Option("no-cache", "do not read or write the prediction cache", parse_flag, flag=True),
-    Option("only", "run only the RULER items, not the other collected tests", parse_flag, flag=True),
-    Option("no-suite", "do not add the standard suite's items: run only your own tests, with the plugin configured", parse_flag, flag=True),
-    Option("max-model-len", "raise the engine's context limit explicitly (prompts are never truncated)", parse_length, metavar="LEN"),
-    Option("dtype", "model dtype: auto, float32, bfloat16, float16", parse_dtype, "auto"),
-    Option("device", "hf engine device: auto, cpu, cuda, cuda:N", parse_device, "auto"),
-    Option("batch-size", "requests per engine batch (hf: default 4 on CPU, 8 on CUDA)", integer(1), metavar="N"),
-    Option("batch-items", "the most items whose prompts share one engine call: the running item's next batch and those of the "
-           "items this process runs after it (with or without xdist); 1: one item at a time", integer(1), "16", metavar="N"),
-    Option("trust-remote-code", "allow the model's own code from the Hub to run (off by default)", parse_flag, flag=True),
-    Option("engine-option", "back-end option KEY=VALUE, repeatable or comma-separated (e.g. tensor_parallel_size=2)", lambda where, raw: parse_key_values(raw, where), metavar="KEY=VALUE", key="engine_options"),
-    Option("mapreduce", "also run each item through LLM x MapReduce chunked inference (a twin item, mode mapreduce)", parse_flag, flag=True),
-    Option("mapreduce-chunk", "map-reduce: document tokens per chunk", parse_length, "2k", metavar="LEN", target="mapreduce", key="chunk_tokens"),
-    Option("mapreduce-overlap", "map-reduce: tokens repeated from one chunk at the start of the next", integer(0), "0", metavar="N", target="mapreduce", key="overlap"),
-    Option("mapreduce-rounds", "map-reduce: most collapse rounds before the least confident records are dropped", integer(0), "3", metavar="N", target="mapreduce", key="max_rounds"),
-    Option("mapreduce-window", "map-reduce: tokens one call may use, prompt + output (default: the engine's context)", parse_length, metavar="LEN", target="mapreduce", key="window"),
-    Option("mapreduce-no-verify", "map-reduce: grounding none: keep claimed values not found in their chunk (default: grounding literal, a hallucination filter only)", parse_not_flag, flag=True, target="mapreduce", key="verify"),
-    Option("mapreduce-layout", "map-reduce: map prompt layout: question-last, example-first or format-last", default="question-last", metavar="NAME", target="mapreduce", key="layout"),
-    Option("require-mapreduce-effective-length", "gate for chunked inference: fail the run if the map-reduce effective length is below LEN", parse_length, metavar="LEN", key="required_mapreduce_effective_length"),
-    Option("mapreduce-parallel", "map-reduce: requests per engine call (default: all calls of a stage at once)", integer(1), metavar="N", target="mapreduce", key="parallel"),
-    Option("essays", "essay haystack: .txt file, folder of .txt, or RULER's JSON", metavar="PATH"),
-    Option("squad", "SQuAD v2 dev JSON for qa_1", metavar="PATH"),
-    Option("hotpotqa", "HotpotQA dev distractor JSON for qa_2 (and the questions of RULERv2's qa tasks)", metavar="PATH"),
-    # RULERv2's data (tasks.ruler2): the MMLU tasks' folder, the qa tasks' haystack
-    Option("mmlu", "MMLU folder for RULERv2's mk_niah/mv_niah easy-hard tasks: test/ and auxiliary_train/ CSV files, "
-           "or test.jsonl and auxiliary_train.jsonl", metavar="DIR"),
-    Option("hotpotqa-train", "HotpotQA train JSON (hotpot_train_v1.1.json): the haystack of RULERv2's qa tasks", metavar="PATH"),
-    # past one machine: this run's deterministic share of the items (shard.py); merge the reports with `pytest-ruler merge`
-    Option("shard", "run only shard I of N (e.g. 2/4): the items whose node id hashes to it, whatever the order or -n; "
-           "merge the shards' reports with `pytest-ruler merge`", parse_shard, metavar="I/N"),
+    Option("think-budget", "thinking tokens on top of each task's answer budget: the model thinks for up to N tokens, "
+           "then answers after RULER's answer prefix", integer(1), metavar="N", group="thinking"),
+    Option("chat-template-kwargs", "KEY=VALUE passed to the chat template, repeatable (e.g. enable_thinking=false)",
+           parse_template_kwargs, metavar="KEY=VALUE", group="thinking"),
+    Option("think-start", "the text that opens a model's thinking", parse_marker, "<think>", metavar="TEXT", group="thinking"),
+    Option("think-end", "the text that ends a model's thinking: the answer is what follows it", parse_marker, "</think>", metavar="TEXT", group="thinking"),
+    # scale-out: past one machine (shard.py; merge the reports with `pytest-ruler merge`)
+    Option("shard", "run only shard I of N (e.g. 2/4): the items whose test id hashes to it, whatever the order or -n; "
+           "merge the shards' reports with `pytest-ruler merge`", parse_shard, metavar="I/N", group="scale-out"),
 )
 OPTIONS: tuple[Option, ...] = _OPTIONS + _engine_cli_options()
 
@@ -237,15 +299,33 @@ def argparse_help(text: str) -> str:
     return text.replace("%", "%%")
 
 
+def shown_default(opt: Option) -> str | None:
+    """The default ``pytest --help`` and the options page show: the option's own, else the default
+    preset's value (``the preset's (ci: 20)``); None for a flag (off unless given) or an option
+    whose help says what happens without it."""
+    if opt.flag:
+        return None
+    if opt.default is not None:
+        return str(opt.default)
+    if opt.shown is not None:
+        return opt.shown
+    preset = PRESETS[DEFAULT_PRESET].get(opt.name)
+    return None if preset is None else f"the preset's ({DEFAULT_PRESET}: {preset})"
+
+
 def add_options(parser: Any) -> None:
-    group = parser.getgroup("ruler", "RULER long-context tests (pytest-ruler)")
+    """The options in their groups (``GROUPS``; ``pytest --help`` shows each group under its title),
+    and their ini keys."""
+    groups = {key: parser.getgroup(f"ruler-{key}", title) for key, title in GROUPS}
     for opt in OPTIONS:
+        group = groups.get(opt.group or "") or parser.getgroup("ruler-other", "pytest-ruler: other options")
         if opt.flag:
             group.addoption(f"--ruler-{opt.name}", action="store_true", default=None, dest=option_dest(opt.name), help=argparse_help(opt.help))
             parser.addini(option_dest(opt.name), opt.help, type="bool", default=False)
         else:
             extra = {"action": "append"} if opt.name in REPEATABLE else {}
-            shown = opt.help + (f" [default: {opt.default}]" if opt.default else "")
+            default = shown_default(opt)
+            shown = opt.help + (f" [default: {default}]" if default is not None else "")
             group.addoption(f"--ruler-{opt.name}", default=None, dest=option_dest(opt.name), metavar=opt.metavar, help=argparse_help(shown), **extra)
             parser.addini(option_dest(opt.name), opt.help, default=None)
     parser.addini("ruler_task_thresholds", "per-task pass marks, one 'task = score' per line", type="linelist", default=[])

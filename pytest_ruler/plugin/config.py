@@ -83,6 +83,15 @@ def read_options(config: Any) -> dict[str, Any]:
     return values
 
 
+def _tasks(config: Any, selection: Any) -> tuple[str, ...]:
+    """The selected tasks' names; an unknown name is refused naming the option (or ini key) it came from."""
+    try:
+        return tuple(t.name for t in resolve_tasks(str(selection)))
+    except RulerUsageError as exc:
+        where = lookup(config, "tasks")[1] if raw_value(config, "tasks") is not None else "--ruler-preset"
+        raise RulerUsageError(where, exc.value, exc.fix) from None
+
+
 def build_config(config: Any) -> RulerConfig:
     """Read options and ini keys into a validated RulerConfig (raises RulerUsageError)."""
     values = read_options(config)
@@ -122,7 +131,7 @@ def build_config(config: Any) -> RulerConfig:
     _check_relative(run, config)
     run.update(
         model=str(run["model"]),
-        tasks=tuple(t.name for t in resolve_tasks(str(run["tasks"]))),
+        tasks=_tasks(config, run["tasks"]),
         lengths_given=raw_value(config, "lengths") is not None,
         task_thresholds=_task_thresholds(config),
         engine_options=engine,

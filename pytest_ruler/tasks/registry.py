@@ -138,9 +138,17 @@ def get_task(name: str | TaskSpec) -> TaskSpec:
         return name
     spec = STANDARD_TASKS.get(name) or _PACKED.get(name) or _CUSTOM.get(name)
     if spec is None:
-        raise RulerUsageError("task", name, f"choose from {', '.join(task_names())} (globs like 'niah_*', 'all' and "
-                              f"packs like {', '.join(f'{p!r} or {p}:<glob>' for p in PACKS)} work in lists)")
+        raise RulerUsageError("task", name, f"{_did_you_mean(name)}choose from {', '.join(task_names())} (globs like 'niah_*', "
+                              f"'all' and packs like {', '.join(f'{p!r} or {p}:<glob>' for p in PACKS)} work in lists)")
     return spec
+
+
+def _did_you_mean(name: Any) -> str:
+    """``did you mean 'niah_single_1'? `` for a misspelt task name (the closest registered name), else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name).lower(), task_names() + ["all", *PACKS], n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}? " if close else ""
 
 
 def resolve_tasks(selection: str | Iterable[str]) -> list[TaskSpec]:

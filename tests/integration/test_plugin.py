@@ -135,7 +135,7 @@ def test_a_killed_run_keeps_finished_samples(pytester):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--ruler-tasks=niah_single_9"], "task='niah_single_9' is invalid: choose from niah_single_1"),
+        (["--ruler-tasks=niah_single_9"], "--ruler-tasks='niah_single_9' is invalid: did you mean 'niah_single_"),
         (["--ruler-lengths=4k,12q"], "--ruler-lengths='12q' is invalid"),
         (["--ruler-samples=0"], "--ruler-samples='0' is invalid"),
         (["--ruler-threshold=101"], "--ruler-threshold='101' is invalid"),
