@@ -44,7 +44,8 @@ from .base import Completion, GenerationRequest, ResultCallback, check_context, 
 from .options import engine_options
 from .vllm import VLLMEngine
 from .vllm_model import describe as vllm_describe, is_gguf, model_source, native_max_len, read_model_config, short_error, vllm_device
-from .vllm_options import INSTALL_HINT as VLLM_INSTALL, llm_kwargs, sampling_kwargs
+from .vllm_kwargs import llm_kwargs
+from .vllm_options import INSTALL_HINT as VLLM_INSTALL, sampling_kwargs
 
 __all__ = ["INSTALL_HINT", "RayDataEngine"]
 

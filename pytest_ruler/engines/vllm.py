@@ -32,7 +32,7 @@ identity in :mod:`.vllm_model`. On CPU the engine runs without a GPU check,
 eagerly, with a 2 GiB KV cache unless told otherwise (``kv_cache_gib``,
 ``enforce_eager``, or ``VLLM_CPU_KVCACHE_SPACE``), and for ``--ruler-dtype=auto`` in
 bfloat16 only where the processor computes it natively (AVX512-BF16, AMX), else float32
-(:func:`~.vllm_options.dtype_choice`; emulated bfloat16 ran 5.7x slower on an AVX2 CPU).
+(:func:`~.vllm_kwargs.dtype_choice`; emulated bfloat16 ran 5.7x slower on an AVX2 CPU).
 
 Greedy decoding is not bit-stable across batch compositions in vLLM; set
 ``VLLM_BATCH_INVARIANT=1`` (beta, compute capability >= 8.0) when answers must
@@ -53,6 +53,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import Tokenizer, load_tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .hf import check_model
 from .vllm_model import (
     cuda_device_count,
     sampling_fields,
@@ -68,14 +69,8 @@ from .vllm_model import (
     vllm_device,
 )
 from .options import PARAMETER, engine_options
-from .vllm_options import (
-    INSTALL_HINT,
-    VLLM_OPTIONS,
-    llm_kwargs,
-    rope_key,
-    sampling_kwargs,
-    unknown_options,
-)
+from .vllm_kwargs import llm_kwargs, unknown_options
+from .vllm_options import INSTALL_HINT, VLLM_OPTIONS, rope_key, sampling_kwargs
 
 __all__ = [
     "INSTALL_HINT",
@@ -138,8 +133,6 @@ class VLLMEngine(EngineBase):
 
         if importlib.util.find_spec("vllm") is None:
             raise RulerUsageError("--ruler-backend", "vllm", INSTALL_HINT)
-        from .hf import check_model
-
         kwargs = llm_kwargs(config, model_path=config.model, device=vllm_device())  # a bad option fails here
         native = check_model(config)  # a GGUF is converted once here, as the first load would
         return kwargs.get("max_model_len") or native
