@@ -51,7 +51,7 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tasks.tokenizer import Tokenizer, load_tokenizer
+from ..tasks.tokenizer import Tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from .hf import check_model
 from .vllm_model import (
@@ -61,15 +61,15 @@ from .vllm_model import (
     startup_hint,
     tokens_prompt,
     describe,
-    is_gguf,
     long_context_env,
     model_source,
     native_max_len,
     read_model_config,
     vllm_device,
 )
-from .options import PARAMETER, engine_options
+from .options import PARAMETER
 from .vllm_kwargs import llm_kwargs, unknown_options
+from .vllm_load import VLLMLoad
 from .vllm_options import INSTALL_HINT, VLLM_OPTIONS, rope_key, sampling_kwargs
 
 __all__ = [
@@ -157,11 +157,8 @@ class VLLMEngine(EngineBase):
         ignored = unknown_options(config)
         if ignored and config.backend != "vllm":
             log.warning("vllm engine: ignoring options it does not know: %s (valid: %s)", ", ".join(ignored), ", ".join(VLLM_OPTIONS))
-        options = engine_options(config, "vllm")  # typed, with the declared defaults
-        revision = options["revision"]
-        model_path, model_ident = model_source(config)
-        model_config = read_model_config(model_path, revision)
-        kwargs = llm_kwargs(config, model_config=model_config, model_path=model_path, device=self.device)
+        load = VLLMLoad.plan(config, "vllm", self.device)  # options, model folder, vllm.LLM's arguments
+        kwargs = load.kwargs
         need = kwargs["tensor_parallel_size"] * kwargs["pipeline_parallel_size"]
         if self.device != "cpu" and need > gpus:
             raise RulerUsageError(
@@ -170,17 +167,12 @@ class VLLMEngine(EngineBase):
                 f"{'is' if gpus == 1 else 'are'} visible (CUDA_VISIBLE_DEVICES="
                 f"{os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')}); lower them or give this worker more GPUs",
             )
+        self._load = load
         self._llm_kwargs = kwargs
-        self._skip_special = bool(options["skip_special_tokens"])
-        self._revision = revision
-        self._identity = describe(config, model_path=model_path, model_ident=model_ident, device=self.device)
+        self._identity = load.identity()
+        self.tokenizer: Tokenizer = load.tokenizer()  # the budget counts with the tokenizer vLLM decodes with
 
-        # The budget is counted with the same tokenizer vLLM decodes with (for a GGUF
-        # model, the prepared folder holds this very tokenizer).
-        tokenizer = kwargs.get("tokenizer") or ((options["tokenizer"] or config.tokenizer) if is_gguf(config.model) else None)
-        self.tokenizer: Tokenizer = load_tokenizer(tokenizer or config.model, trust_remote_code=kwargs["trust_remote_code"])
-
-        native = native_max_len(model_config)
+        native = load.native_max_len()
         for key, value in long_context_env(config, native).items():
             if key in os.environ:
                 log.info("vllm engine: %s=%s is already set in the environment; leaving it", key, os.environ[key])
@@ -258,7 +250,7 @@ class VLLMEngine(EngineBase):
         return context.tokens
 
     def _sampling_params(self, request: GenerationRequest) -> Any:
-        kwargs = sampling_kwargs(request, seed=self._llm_kwargs.get("seed"), skip_special_tokens=self._skip_special)
+        kwargs = self._load.sampling(request)
         if self._sampling_fields is not None:
             kwargs = {k: v for k, v in kwargs.items() if k in self._sampling_fields}
         return self._SamplingParams(**kwargs)

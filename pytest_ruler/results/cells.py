@@ -16,7 +16,7 @@ Public names: ``depth_cells``, ``depth_map``, ``mode_items``, ``ordered_tasks``,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from .notation import ordered_tasks  # its home; re-exported here

@@ -24,6 +24,7 @@ import pytest
 
 from pytest_ruler.engines import EngineConfig, GenerationRequest
 from pytest_ruler.engines import vllm as vmod
+from pytest_ruler.engines import vllm_load
 from pytest_ruler.errors import RulerUsageError
 
 INSTALL = 'pip install "pytest-ruler[vllm]"'
@@ -433,7 +434,7 @@ def fake_vllm(monkeypatch):
     monkeypatch.setattr(vmod, "cuda_device_count", lambda: 1)
     monkeypatch.setattr(vmod, "_vllm_platform", lambda vllm: "cuda")
     loaded = []
-    monkeypatch.setattr(vmod, "load_tokenizer", lambda name, trust_remote_code=False: loaded.append(name) or StubTokenizer())
+    monkeypatch.setattr(vllm_load, "load_tokenizer", lambda name, trust_remote_code=False: loaded.append(name) or StubTokenizer())
     monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
     monkeypatch.delenv("VLLM_BATCH_INVARIANT", raising=False)
     FakeLLM.instances, FakeLLM.fail, FakeLLM.reject_len, FakeLLM.finish = [], None, None, "stop"
@@ -488,7 +489,7 @@ def test_the_budget_tokenizer_is_the_one_vllm_uses(fake_vllm, tmp_path, monkeypa
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     prepared = []
-    monkeypatch.setattr(vmod, "model_source", lambda c: prepared.append(c.tokenizer) or (str(tmp_path / "prepared"), {"gguf": "m.gguf", "sha256": "0"}))
+    monkeypatch.setattr(vllm_load, "model_source", lambda c: prepared.append(c.tokenizer) or (str(tmp_path / "prepared"), {"gguf": "m.gguf", "sha256": "0"}))
     vmod.VLLMEngine(cfg(model=str(gguf), tokenizer="org/base"))
     assert prepared == ["org/base"] and fake_vllm.loaded_tokenizers[-1] == "org/base"
     assert FakeLLM.instances[-1].kwargs["model"] == str(tmp_path / "prepared")
