@@ -21,8 +21,10 @@ Data flow::
 
 ``auto`` is vllm when it is importable and can run here (a GPU is visible, or the
 installed vLLM is the CPU build, measured faster than hf on CPU: see bench/engines.py
-and the README), else hf. Importing this module reads the built-in declarations
-(import-light modules) and imports no engine, torch, transformers or vllm.
+and the README), else hf (asked of :mod:`.gpus`, which reads package metadata and device
+files). Importing this module reads the built-in declarations (import-light modules over
+:mod:`.declaration`; the registry never imports :mod:`.options`, which looks declarations up
+through it) and imports no engine, torch, transformers or vllm.
 
 Public names: ``EngineEntry``, ``BUILTIN_ENGINES``, ``register_engine``,
 ``unregister_engine``, ``engine_names``, ``entry``, ``resolve_backend``,

@@ -8,8 +8,8 @@ only when this engine is built, never at plugin import.
 
 Data flow::
 
-    EngineConfig ──► model_source(config)    a GGUF / embedded alias becomes a folder (once)
-                 ──► llm_kwargs(config) ──► vllm.LLM(**kwargs)       (once, ~30 s on CPU)
+    EngineConfig ──► VLLMLoad.plan(config, "vllm", device)   (.vllm_load: model_source, a GGUF / embedded
+                     alias becomes a folder once; llm_kwargs) ──► vllm.LLM(**load.kwargs)   (once, ~30 s on CPU)
     generate(requests)
         ──► check_context            over-length → recorded failure, never truncated
         ──► llm.enqueue([TokensPrompt(prompt_token_ids=ids) ...],
@@ -26,9 +26,10 @@ Prefix caching is vLLM's default (on where the model supports it;
 prompts sorted by token ids, so samples whose haystacks open alike follow one
 another, and each completion records ``num_cached_tokens`` as ``cached_tokens``.
 
-The options and their mapping to ``vllm.LLM`` live in :mod:`.vllm_options`
-(the table is there); what is loaded, the CPU/GPU choice and the cache
-identity in :mod:`.vllm_model`. On CPU the engine runs without a GPU check,
+The options live in :mod:`.vllm_options` (the table is there), their mapping to
+``vllm.LLM`` in :mod:`.vllm_kwargs`; what is loaded and the cache identity in
+:mod:`.vllm_model`, gathered per engine by :class:`~.vllm_load.VLLMLoad` (which the ray
+engine holds too). On CPU the engine runs without a GPU check,
 eagerly, with a 2 GiB KV cache unless told otherwise (``kv_cache_gib``,
 ``enforce_eager``, or ``VLLM_CPU_KVCACHE_SPACE``), and for ``--ruler-dtype=auto`` in
 bfloat16 only where the processor computes it natively (AVX512-BF16, AMX), else float32
