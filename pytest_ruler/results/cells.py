@@ -7,8 +7,8 @@
 ``report_cells`` reads the cells the typed report (:mod:`pytest_ruler.results.report`)
 computed once with :func:`pytest_ruler.results.cell_scores`, the one mean over seeds, so
 a report rendered later shows the numbers the run showed. ``depth_cells`` averages
-the optional per-item depth sweeps the same way (see :func:`depth_map` for the
-shapes it reads).
+the optional per-item depth sweeps the same way (see :func:`~.report.depth_map` for the
+shapes it reads). A renderer's module: it sits above the typed report and imports it.
 
 Public names: ``depth_cells``, ``depth_map``, ``mode_items``, ``ordered_tasks``, ``report_cells``.
 """
@@ -16,23 +16,13 @@ Public names: ``depth_cells``, ``depth_map``, ``mode_items``, ``ordered_tasks``,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from .table import TASK_ORDER
+from .notation import ordered_tasks  # its home; re-exported here
+from .report import as_report, depth_map  # noqa: F401 - depth_map re-exported: its home is report
 
 __all__ = ["depth_cells", "depth_map", "mode_items", "ordered_tasks", "report_cells"]
-
-
-def ordered_tasks(names: Sequence[str]) -> list[str]:
-    """Table 3's row order: the paper's 13 tasks, then each pack's tasks in the pack's own order
-    (``tasks.registry.PACKS``), then the others in the order given."""
-    from ..tasks.registry import PACKS
-
-    seen = list(dict.fromkeys(names))
-    order = [*TASK_ORDER, *(t for members in PACKS.values() for t in members)]
-    known = set(order)
-    return [t for t in order if t in seen] + [t for t in seen if t not in known]
 
 
 def mode_items(report: Mapping[str, Any], mode: str) -> list[Mapping[str, Any]]:
@@ -47,44 +37,12 @@ def report_cells(report: Any, mode: str = "native") -> tuple[dict[str, dict[int,
     Items that are not objects are skipped; an item without a task, length or (unless
     it errored) score is a ``RulerUsageError``.
     """
-    from .report import as_report
-
     m = as_report(report).mode(mode)
     return dict(m.scores), dict(m.errored)
 
 
-def depth_map(item: Mapping[str, Any]) -> dict[float, float] | None:
-    """An item's depth sweep as ``{depth: score}``, or ``None`` when it has none.
-
-    Read from ``item["depth_scores"]`` as a mapping ``{depth: score}``, a list parallel
-    to ``item["depths"]`` or a list of ``{"depth": d, "score": s}``; or from
-    ``item["depths"]`` itself as a mapping or such a list.
-    """
-    ds, depths = item.get("depth_scores"), item.get("depths")
-    pairs: list[tuple[Any, Any]] = []
-    if isinstance(ds, Mapping):
-        pairs = list(ds.items())
-    elif isinstance(ds, list) and isinstance(depths, list) and len(ds) == len(depths):
-        pairs = list(zip(depths, ds))
-    elif isinstance(ds, list) and all(isinstance(d, Mapping) for d in ds):
-        pairs = [(d.get("depth"), d.get("score")) for d in ds]
-    elif isinstance(depths, Mapping):
-        pairs = list(depths.items())
-    elif isinstance(depths, list) and all(isinstance(d, Mapping) for d in depths):
-        pairs = [(d.get("depth"), d.get("score")) for d in depths]
-    out: dict[float, float] = {}
-    for d, s in pairs:
-        try:
-            out[float(d)] = float(s)
-        except (TypeError, ValueError):
-            continue
-    return out or None
-
-
 def depth_cells(report: Any, mode: str) -> dict[str, tuple[list[float], list[int], dict[tuple[float, int], float]]]:
     """Per task with depth data: (depths, lengths, {(depth, length): mean over seeds})."""
-    from .report import as_report
-
     acc: dict[str, dict[tuple[float, int], list[float]]] = {}
     for it in as_report(report).mode(mode).items:
         dm = depth_map({"depth_scores": it.depth_scores})

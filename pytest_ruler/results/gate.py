@@ -38,7 +38,12 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..lengths import format_length
 from ..shard import unmerged
 from .aggregate import passes
-from .relative import describe
+from .baseline import compare
+from .budgets import budget_cause
+from .identity import engine_differences
+from .intervals import effective_length_bounds, pooled_cells, relative_bounds
+from .marks import describe
+from .regressions import summarize_regressions
 from .report import Report, as_report
 from .verdict import FAILED, NOT_DECIDED, NOTE, PASSED, Reason, Verdict, cell_label, count, name_cells
 
@@ -78,8 +83,6 @@ def gate_lines(fields: Mapping[str, Any], baseline_lines: Sequence[str] = ()) ->
 def _bound(report: Report, mode: str, confidence: float) -> tuple[int | None, bool]:
     """(the mode's effective-length bound at ``confidence``, whether the report has the per-sample
     scores to establish one)."""
-    from .intervals import effective_length_bounds, pooled_cells
-
     m = report.mode(mode)
     cells = pooled_cells(m.items, mode)
     if not any(v for ls in cells.values() for v in ls.values()):
@@ -87,8 +90,6 @@ def _bound(report: Report, mode: str, confidence: float) -> tuple[int | None, bo
     total = (m.summary or {}).get("total_tasks")
     relative = report.field("relative_threshold")
     if relative:  # rel:F: against F x the base's upper bound (results.relative)
-        from .relative import relative_bounds
-
         return relative_bounds(cells, m.scores, relative, confidence,
                                total_tasks=None if total is None else list(total))[0], True
     return effective_length_bounds(cells, m.scores, float(report.threshold or 0.0), confidence,
@@ -148,8 +149,6 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
             shown = format_length(effective) if effective is not None else "below the shortest tested length"
             g["reason"] = f"{what} {shown} < required {format_length(required)} at threshold {_mark(report)}{hint}"
         if not g["passed"]:
-            from .budgets import budget_cause
-
             cause = budget_cause(m.items)  # a think budget, not the model, failed the cells: say so, and what fixes it
             if cause:
                 g["reason"] += f"; {cause}"
@@ -258,9 +257,6 @@ def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: f
               fields: dict[str, Any], reasons: list[Reason]) -> list[str]:
     """Compare with the baseline: its entry into ``fields``, a reason per significant drop (or one
     that none dropped); returns its detail lines."""
-    from .baseline import compare
-    from .regressions import summarize_regressions
-
     items = [r for r in report.items if r.error is None]  # an errored item has no score to compare
     comparisons = compare(baseline, items, alpha=alpha, test=test)
     passed, lines = summarize_regressions(comparisons)
@@ -275,8 +271,6 @@ def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: f
         reasons.append(Reason("baseline", FAILED, f"a significant drop against {name}"))
     if passed:
         reasons.append(Reason("baseline", PASSED, f"no significant drop against {name} ({count(len(comparisons), 'cell')} compared)"))
-    from .identity import engine_differences
-
     old = baseline.field("engine") if isinstance(baseline, Report) else (baseline or {}).get("engine")
     differs = engine_differences(old, report.field("engine"))
     if differs:

@@ -51,8 +51,11 @@ at face value); a one-task Total uses the task's own test. An errored or sample-
 stops the sequence (no evidence). The bound is never above the point estimate's prefix,
 and so never above the paper's effective length.
 
-Public names: ``LEVEL``, ``cell_interval``, ``combine``, ``effective_length_bounds``,
-``fixed_sequence_bound``, ``pooled_cells``, ``summary_intervals``.
+Under a relative mark (``rel:F``, :mod:`.relative`) the bound is :func:`relative_bounds`: the
+same procedure against ``F ×`` the base score's upper confidence bound (see its docstring).
+
+Public names: ``LEVEL``, ``NO_BASE``, ``cell_interval``, ``combine``, ``effective_length_bounds``,
+``fixed_sequence_bound``, ``pooled_cells``, ``relative_bounds``, ``summary_intervals``.
 """
 
 from __future__ import annotations
@@ -64,8 +67,8 @@ from typing import Any
 from .item import ItemResult
 from .stats import bounded_mean_interval, bounded_mean_p, clopper_pearson, is_binary, mean_above_p, z_quantile
 
-__all__ = ["LEVEL", "cell_interval", "combine", "effective_length_bounds", "fixed_sequence_bound", "pooled_cells",
-           "summary_intervals"]
+__all__ = ["LEVEL", "NO_BASE", "cell_interval", "combine", "effective_length_bounds", "fixed_sequence_bound", "pooled_cells",
+           "relative_bounds", "summary_intervals"]
 
 LEVEL = 0.95  # the intervals' level (the JSON's "ci95")
 
@@ -227,3 +230,39 @@ def effective_length_bounds(cells: Cells, task_scores: Mapping[str, Mapping[int,
         else:
             total_ps[L] = _total_p([(s, m / 100.0) for s, m in parts], thr, alpha)
     return fixed_sequence_bound(total_ps, alpha), per_task
+
+
+# --------------------------------------------------------------------------- under a relative mark
+
+NO_BASE = 100.0  # the mark of a task (or Total) without a base score under rel:F: nothing is above it
+
+
+def _upper(strata: Sequence[Sequence[float] | None], level: float) -> float | None:
+    """The one-sided upper confidence bound at ``1 - (1 - level) / 2`` of the strata's mean, in points."""
+    if not strata or any(not s or len(s) < 2 for s in strata):
+        return None
+    return 100.0 * bounded_mean_interval([list(s) for s in strata], level)[1]
+
+
+def relative_bounds(cells: Mapping[str, Mapping[int, Any]], task_scores: Mapping[str, Mapping[int, float]],
+                    info: Mapping[str, Any], confidence: float, *, total_tasks: Sequence[str] | None = None
+                    ) -> tuple[int | None, dict[str, int | None]]:
+    """(the Total's bound, {task: bound}) under the relative mark ``info`` (the report's
+    ``relative_threshold`` entry, :mod:`.relative`): the base carries its own uncertainty (a union
+    bound). At confidence ``1 - α`` each base is replaced by its one-sided upper confidence bound at
+    level ``1 - α/2`` (the betting interval of the base cell's samples, or of the Total's cells at the
+    base length), and :func:`effective_length_bounds` runs against ``F ×`` that bound at ``1 - α/2``."""
+    F, L0 = float(info["fraction"]), info.get("base_length")
+    alpha = 1.0 - confidence
+    if L0 is None:
+        return None, {t: None for t in cells}
+    in_total = [t for t in cells if total_tasks is None or t in total_tasks]
+    hi_total = _upper([cells[t].get(L0) for t in in_total], confidence)
+    marks: dict[str, float] = {}
+    for task in cells:
+        tested = sorted(cells[task])
+        hi = _upper([cells[task].get(tested[0])], confidence) if tested else None
+        marks[task] = min(F * hi, NO_BASE) if hi is not None else NO_BASE
+    total_mark = min(F * hi_total, NO_BASE) if hi_total is not None else NO_BASE
+    return effective_length_bounds(cells, task_scores, total_mark, 1.0 - alpha / 2, task_thresholds=marks,
+                                   total_tasks=total_tasks)

@@ -23,8 +23,12 @@ Public names: ``ItemResult``, ``SCHEMA`` (of the JSON report that carries them),
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
+
+from .aggregate import passes
+from .budgets import budget_cause
 
 __all__ = ["SCHEMA", "ItemResult", "item_passes", "judged"]
 
@@ -121,13 +125,9 @@ class ItemResult:
             return f"{where}: ERROR: {self.error}"
         mark = ""
         if threshold is not None:
-            from .aggregate import passes
-
             mark = f" {'>' if passes(self.score, threshold) else '<='} threshold {threshold:.2f}"
         lines = [f"{where}: score {self.score:.2f}{mark} over {self.samples} samples ({self.nulls} empty predictions)"]
         if self.thinking.get("budget_limited") and not self.passed:
-            from .budgets import budget_cause
-
             lines.append(f"  {budget_cause([self])}")
         for reason in self.reasons:
             lines.append(f"  {reason}")
@@ -170,13 +170,9 @@ def _failures_in(failures: Any, predictions: Any) -> tuple[dict[str, Any], ...]:
 
 def item_passes(score: float, mark: float, error: str | None) -> bool:
     """The one rule that judges an item against a mark (see the module docstring)."""
-    from .aggregate import passes
-
     return error is None and passes(score, mark)
 
 
 def judged(r: ItemResult, mark: float) -> ItemResult:
     """``r`` judged against ``mark``: its ``threshold`` and ``passed`` set by the one rule."""
-    import dataclasses
-
     return dataclasses.replace(r, threshold=round(float(mark), 4), passed=item_passes(r.score, mark, r.error))

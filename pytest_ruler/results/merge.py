@@ -44,9 +44,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RulerUsageError
+from ..parsers import RelativeMark
 from ..shard import SUITE_SETTINGS
 from .identity import engine_differences
+from .relative import rejudge
 from .report import Report
+from .saved import read_report
 
 __all__ = ["AGREE", "merge_files", "merge_reports"]
 
@@ -60,8 +63,6 @@ PARAMETER = "SHARD.json"
 
 def merge_files(paths: Sequence[str | Path], *, partial: bool = False) -> Report:
     """Read every shard report (results.saved.read_report) and merge them (``merge_reports``)."""
-    from .saved import read_report
-
     if len(paths) < 1:
         raise RulerUsageError(PARAMETER, "nothing", "pass the shard reports to merge, e.g. pytest-ruler merge s1.json s2.json --out merged.json")
     return merge_reports([(str(p), read_report(p, PARAMETER)) for p in paths], partial=partial)
@@ -172,7 +173,4 @@ def _merged(reports: Sequence[tuple[str, Report]], count: int, merged: list[int]
     if fraction is None:
         return merged
     # rel:F: a task's base cell may be in another shard, so the marks are resolved again on the whole run's items
-    from ..parsers import RelativeMark
-    from .relative import rejudge
-
     return rejudge(merged, RelativeMark(fraction))

@@ -36,6 +36,7 @@ from typing import Any
 from ..errors import RulerUsageError
 from ..lengths import format_length
 from .baseline import Comparison, NotCompared
+from .stats import adjust, fisher_exact_less, mcnemar_exact_less, two_proportion_z_less
 
 __all__ = ["CHANGED_SHOWN", "NOISE_POINTS", "effective_length_drop", "summarize_regressions"]
 
@@ -78,8 +79,6 @@ def _plural(n: int, noun: str) -> str:
 def _gain_p_values(comps: list[Comparison]) -> list[float]:
     """Per cell, the adjusted p-value of "the current score is higher": the cell's test of a drop with the
     two runs swapped (paired: the exact sign test on the questions gained against lost), corrected as its drops are."""
-    from .stats import adjust, fisher_exact_less, mcnemar_exact_less, two_proportion_z_less
-
     raw = []
     for c in comps:
         try:

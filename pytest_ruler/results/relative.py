@@ -37,61 +37,31 @@ gate when one is asked, else the items below their marks. A shard's run
 report's entry says ``"resolved_at": "merge"`` (``describe`` says so in every header and gate
 line), and ``pytest-ruler merge`` resolves the marks on the merged items (results.merge).
 
+Where the code lives: ``resolve`` and ``describe`` in :mod:`.marks` (below the typed report,
+which resolves a run's mark when it is built), ``relative_bounds`` in :mod:`.intervals` (below
+the summary, which computes the bounds); ``rejudge`` here, above the report it rebuilds. This
+module re-exports them all: it is the one import of ``rel:F``.
+
 Public names: ``RelativeMark`` (from ``parsers``), ``Resolved``, ``resolve``, ``rejudge``,
-``relative_bounds``, ``describe``.
+``relative_bounds``, ``describe``, ``NO_BASE``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..parsers import RelativeMark
-from .aggregate import mean_over_tasks
-from .item import ItemResult, judged
-from .summary import cell_scores, total_task_set
+from .intervals import NO_BASE, relative_bounds
+from .item import judged
+from .marks import Resolved, describe, resolve
+from .report import Report, as_report
 
-__all__ = ["RelativeMark", "Resolved", "describe", "rejudge", "relative_bounds", "resolve"]
-
-NO_BASE = 100.0  # nothing is above it
-
-
-@dataclass(frozen=True)
-class Resolved:
-    threshold: float
-    task_thresholds: dict[str, float]
-    items: tuple[ItemResult, ...]
-    info: dict[str, Any]
+__all__ = ["NO_BASE", "RelativeMark", "Resolved", "describe", "rejudge", "relative_bounds", "resolve"]
 
 
-def resolve(items: Iterable[ItemResult], mark: RelativeMark) -> Resolved:
-    """The marks ``mark`` resolves to on these items (native mode's bases), and the items re-judged."""
-    items = tuple(items)
-    F = mark.fraction
-    task_scores, errored = cell_scores(items, "native")
-    total_tasks, _ = total_task_set(task_scores, errored)
-    lengths = sorted({r.length for r in items if r.mode == "native"})
-    base_length = lengths[0] if lengths else None
-    per_length = mean_over_tasks({t: task_scores[t] for t in total_tasks if t in task_scores}) if total_tasks else {}
-    base_score = per_length.get(base_length) if base_length is not None and not any(base_length in ls for ls in errored.values()) else None
-    threshold = F * base_score if base_score is not None else NO_BASE
-    task_bases: dict[str, float | None] = {}
-    for task in sorted(set(task_scores) | set(errored)):
-        tested = sorted(set(task_scores.get(task, {})) | set(errored.get(task, ())))
-        first = tested[0] if tested else None
-        task_bases[task] = task_scores.get(task, {}).get(first) if first is not None else None
-    marks = {t: (F * b if b is not None else NO_BASE) for t, b in task_bases.items()}  # no base of its own: nothing passes
-    rejudged = tuple(judged(r, marks.get(r.task, threshold)) for r in items)
-    info = {"fraction": F, "base_length": base_length, "base_score": base_score,
-            "task_bases": {t: b for t, b in task_bases.items()}}
-    return Resolved(threshold, marks, rejudged, info)
-
-
-def rejudge(report: Any, mark: float | RelativeMark) -> Any:
+def rejudge(report: Any, mark: float | RelativeMark) -> Report:
     """``report`` (a Report or its dict) judged again under ``mark``: a new Report whose marks,
     item verdicts and summaries follow it (the gate command's ``--threshold``)."""
-    from .report import Report, as_report
-
     report = as_report(report)
     fields = {k: v for k, v in report.fields.items() if k not in ("relative_threshold", "summary")}
     if isinstance(mark, RelativeMark):
@@ -107,48 +77,3 @@ def rejudge(report: Any, mark: float | RelativeMark) -> Any:
                   tokenizer=report.tokenizer, haystack_corpus=report.haystack_corpus, complete=report.complete,
                   interrupted=report.interrupted, items_expected=report.items_expected, items_finished=report.items_finished,
                   warnings=report.warnings, skipped=report.skipped, fields=fields, order=order)
-
-
-def _upper(strata: Sequence[Sequence[float]], level: float) -> float | None:
-    """The one-sided upper confidence bound at ``1 - (1 - level) / 2`` of the strata's mean, in points."""
-    from .stats import bounded_mean_interval
-
-    if not strata or any(not s or len(s) < 2 for s in strata):
-        return None
-    return 100.0 * bounded_mean_interval([list(s) for s in strata], level)[1]
-
-
-def relative_bounds(cells: Mapping[str, Mapping[int, Any]], task_scores: Mapping[str, Mapping[int, float]],
-                    info: Mapping[str, Any], confidence: float, *, total_tasks: Sequence[str] | None = None
-                    ) -> tuple[int | None, dict[str, int | None]]:
-    """(the Total's bound, {task: bound}) under the relative mark ``info`` (see the module docstring)."""
-    from .intervals import effective_length_bounds
-
-    F, L0 = float(info["fraction"]), info.get("base_length")
-    alpha = 1.0 - confidence
-    if L0 is None:
-        return None, {t: None for t in cells}
-    in_total = [t for t in cells if total_tasks is None or t in total_tasks]
-    hi_total = _upper([cells[t].get(L0) for t in in_total], confidence)
-    marks: dict[str, float] = {}
-    for task in cells:
-        tested = sorted(cells[task])
-        hi = _upper([cells[task].get(tested[0])], confidence) if tested else None
-        marks[task] = min(F * hi, NO_BASE) if hi is not None else NO_BASE
-    total_mark = min(F * hi_total, NO_BASE) if hi_total is not None else NO_BASE
-    return effective_length_bounds(cells, task_scores, total_mark, 1.0 - alpha / 2, task_thresholds=marks,
-                                   total_tasks=total_tasks)
-
-
-def describe(info: Mapping[str, Any] | None) -> str | None:
-    """``rel:0.85 of 92.3 at 4K = 78.5`` for headers and gate lines; None without a relative mark."""
-    if not info:
-        return None
-    from ..lengths import format_length
-
-    F, base, L0 = info.get("fraction"), info.get("base_score"), info.get("base_length")
-    if info.get("resolved_at") == "merge":  # a shard's report: its items are a share of the run's
-        return f"rel:{F:g} (resolved at merge: `pytest-ruler merge` judges every shard's items against F x each task's own base)"
-    if base is None or L0 is None:
-        return f"rel:{F:g} (no base score at the shortest length: nothing passes)"
-    return f"rel:{F:g} of {base:.1f} at {format_length(L0)} = {F * base:.1f}"

@@ -6,7 +6,7 @@
     Report ──.mode("native" | "mapreduce")──► ModeResults
         .items, .scores / .errored (Table 3's cells: results.summary.cell_scores), .lengths,
         .summary (results.summary.summarize_results over those cells, as stored: floats rounded to SUMMARY_DIGITS),
-        .effective_length, .effective (as Table 3 prints it), .table(ci) (results.table.build_table)
+        .effective_length, .effective (as Table 3 prints it); Table 3 itself is results.table.mode_table(m, ci)
     Report ──.to_dict()──► the JSON report (schema pytest-ruler/1), what --ruler-report writes
     Report ──.with_fields(gate=..., ...)──► the same report with other top-level entries (the verdict's)
 
@@ -19,7 +19,7 @@ Top-level entries this module does not type (``gate``, ``baseline``, ``provenanc
 ``chat_template``, ...) are kept as given in ``fields`` and written back in their order.
 Item fields this version does not know (a saved item's ``stderr``, ``ci95`` and
 ``samples_used`` are recomputed when written) are dropped; the older depth-sweep shapes
-(``depths`` lists) are read into ``depth_scores``.
+(``depths`` lists) are read into ``depth_scores`` (:func:`depth_map`).
 
 ``as_report(x)`` is what the public functions that take "a report" call: a ``Report`` is
 itself, a mapping is read with ``Report.from_dict`` (unchecked: use ``results.saved`` for
@@ -31,23 +31,26 @@ than prompt tokens, is left out and counted as ``untrusted``: ``results.endpoint
 is the report's warning); ``endpoints`` (top level, when an engine
 answered through endpoints) from the items' ``endpoints`` (``results.endpoints.endpoint_total``).
 
-Public names: ``MODES``, ``ModeResults``, ``Report``, ``SUMMARY_DIGITS``, ``as_report``, ``prefix_cache_total``.
+Public names: ``MODES``, ``ModeResults``, ``Report``, ``SUMMARY_DIGITS``, ``as_report``, ``depth_map``, ``prefix_cache_total``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RulerUsageError
-from .cells import depth_map
+from .budgets import summary_outcomes
 from .endpoints import endpoint_total, trusted_cached
+from .intervals import cell_interval
 from .item import SCHEMA, ItemResult, item_passes
+from .marks import resolve
+from .notation import format_effective_length
 from .summary import cell_scores, mapreduce_vs_native, summarize_results
 
-__all__ = ["MODES", "ModeResults", "Report", "SUMMARY_DIGITS", "as_report", "prefix_cache_total"]
+__all__ = ["MODES", "ModeResults", "Report", "SUMMARY_DIGITS", "as_report", "depth_map", "prefix_cache_total"]
 
 MODES = ("native", "mapreduce")
 SUMMARY_DIGITS = 4  # the stored summary's means (per length, Avg, wAvg); effective lengths use the unrounded ones
@@ -107,8 +110,6 @@ class ModeResults:
             else:
                 self._cache["summary"] = _stored(summarize_results(self.items, self.threshold, self.mode, self.task_thresholds,
                                                                    cells=(self.scores, self.errored), relative=self.relative))
-                from .budgets import summary_outcomes
-
                 outcomes = summary_outcomes(self.items)
                 if outcomes:  # per cell: what happened to the samples' tokens (thinking models, truncations)
                     self._cache["summary"]["outcomes"] = outcomes
@@ -126,17 +127,14 @@ class ModeResults:
     @property
     def effective(self) -> str:
         """The effective length as Table 3's Total prints it; ``-`` when the mode has no results."""
-        from .table import format_effective_length
-
         return format_effective_length(self.effective_length, self.lengths) if self.summary else "-"
 
-    def table(self, ci: bool = False) -> Any:
-        """Table 3 of this mode (``results.table.Table``); ``ci``: scores with their 95 % intervals."""
-        key = ("table", bool(ci))
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per ``key`` for this mode, then kept: a view a layer above the model
+        derives from it (``results.table.mode_table`` keeps Table 3 here), without the model
+        importing that layer."""
         if key not in self._cache:
-            from .table import build_table
-
-            self._cache[key] = build_table(self, ci)
+            self._cache[key] = compute()
         return self._cache[key]
 
 
@@ -169,8 +167,6 @@ class Report:
         """A new run's report: items sorted by mode, length, task and seed; ``fields`` are the
         other top-level entries (a ``gate`` entry is added when not given)."""
         if not isinstance(threshold, (int, float)):  # rel:F (parsers.RelativeMark): resolved on these items
-            from .relative import resolve
-
             resolved = resolve(results, threshold)
             results, threshold, task_thresholds = resolved.items, resolved.threshold, resolved.task_thresholds
             fields["relative_threshold"] = resolved.info
@@ -325,12 +321,38 @@ def _item(data: Mapping[str, Any], threshold: Any) -> ItemResult:
     return ItemResult.from_dict(d)
 
 
+def depth_map(item: Mapping[str, Any]) -> dict[float, float] | None:
+    """An item's depth sweep as ``{depth: score}``, or ``None`` when it has none.
+
+    Read from ``item["depth_scores"]`` as a mapping ``{depth: score}``, a list parallel
+    to ``item["depths"]`` or a list of ``{"depth": d, "score": s}``; or from
+    ``item["depths"]`` itself as a mapping or such a list (the older shapes).
+    """
+    ds, depths = item.get("depth_scores"), item.get("depths")
+    pairs: list[tuple[Any, Any]] = []
+    if isinstance(ds, Mapping):
+        pairs = list(ds.items())
+    elif isinstance(ds, list) and isinstance(depths, list) and len(ds) == len(depths):
+        pairs = list(zip(depths, ds))
+    elif isinstance(ds, list) and all(isinstance(d, Mapping) for d in ds):
+        pairs = [(d.get("depth"), d.get("score")) for d in ds]
+    elif isinstance(depths, Mapping):
+        pairs = list(depths.items())
+    elif isinstance(depths, list) and all(isinstance(d, Mapping) for d in depths):
+        pairs = [(d.get("depth"), d.get("score")) for d in depths]
+    out: dict[float, float] = {}
+    for d, s in pairs:
+        try:
+            out[float(d)] = float(s)
+        except (TypeError, ValueError):
+            continue
+    return out or None
+
+
 def _item_interval(r: ItemResult) -> dict[str, Any]:
     """The item's own error bar (user contract: ``stderr``, a 95 % interval ``ci95``, and
     ``samples_used``, which --ruler-sequential can make fewer than asked): from its
     per-sample scores, as a cell's (results.intervals); None without them or when it errored."""
-    from .intervals import cell_interval
-
     iv = cell_interval(r.sample_scores, r.score) if r.error is None else None
     return {"samples_used": len(r.sample_scores) or r.samples,
             "stderr": round(iv["stderr"], 4) if iv else None,

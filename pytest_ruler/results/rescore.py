@@ -47,6 +47,7 @@ from typing import Any
 from ..errors import RulerUsageError
 from ..secrets import SECRET_MARK
 from .item import ItemResult
+from .scoring import sample_scorer
 
 __all__ = ["MEAN_TOLERANCE", "SAMPLE_TOLERANCE", "SCORE_TOLERANCE", "item_disagreement", "item_label",
            "items_disagreement", "metric_of"]
@@ -127,8 +128,6 @@ def _predictions(records: Sequence[Mapping[str, Any]], stored: list[float],
         return f"it has {len(records)} predictions but {len(stored)} sample_scores (one of each per sample)", None
     scorer = None
     if metric is not None:
-        from .scoring import sample_scorer
-
         scorer = sample_scorer(metric)
     rescored: list[float] | None = [] if scorer is not None else None
     masked = False

@@ -34,10 +34,13 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from pytest_ruler.errors import RulerUsageError
+
+from .soft_match import SCORERS
 
 __all__ = [
     "CorpusMetric",
@@ -144,10 +147,6 @@ def string_match_part(preds: Sequence[str], refs: Sequence[Sequence[str]]) -> fl
 
 
 def _ruler2_metrics() -> tuple[dict[str, CorpusMetric], dict[str, SampleScorer]]:
-    from functools import partial
-
-    from .soft_match import SCORERS
-
     scorers: dict[str, SampleScorer] = dict(SCORERS)  # type: ignore[arg-type]
     return {n: partial(_corpus_score, s) for n, s in scorers.items()}, scorers
 

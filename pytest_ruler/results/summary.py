@@ -21,7 +21,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
 from .aggregate import avg, effective_length, mean_over_tasks, wavg_dec, wavg_inc
-from .intervals import LEVEL, effective_length_bounds, pooled_cells, summary_intervals
+from .intervals import LEVEL, effective_length_bounds, pooled_cells, relative_bounds, summary_intervals
 from .item import ItemResult
 
 __all__ = ["cell_scores", "mapreduce_vs_native", "summarize_results", "total_task_set"]
@@ -87,7 +87,7 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
 
     ``relative``: the report's ``relative_threshold`` entry under ``rel:F`` (``threshold`` and
     ``task_thresholds`` are then its resolved marks); the bounds then carry the base's own
-    uncertainty (:func:`pytest_ruler.results.relative.relative_bounds`).
+    uncertainty (:func:`pytest_ruler.results.intervals.relative_bounds`).
 
     ``cells``: the mode's ``cell_scores`` when the caller has them (``results.report`` computes
     them once per mode and passes them here, so they are not derived a second time).
@@ -119,8 +119,6 @@ def summarize_results(results: Iterable[ItemResult], threshold: float, mode: str
     cells = pooled_cells(results, mode)
     intervals = summary_intervals(cells, task_scores, per_length, averages, total_tasks=total_tasks)
     if intervals and relative:  # rel:F: the bound carries the base score's own uncertainty (results.relative)
-        from .relative import relative_bounds
-
         bound, per_task_bound = relative_bounds(cells, task_scores, relative, LEVEL, total_tasks=total_tasks)
     elif intervals:
         bound, per_task_bound = effective_length_bounds(cells, task_scores, threshold, task_thresholds=marks, total_tasks=total_tasks)

@@ -1,6 +1,7 @@
 """The paper's Table 3 as cells, with one notation for the terminal, Markdown and the CLI.
 
-    Report ──.mode(mode).table(ci)──build_table(mode results, ci=False)──► Table(header, rows, lengths)   (strings only)
+    Report ──.mode(mode)──mode_table(mode results, ci=False)──► Table(header, rows, lengths)   (strings only;
+        build_table computes it, once per mode and ci)
     report (a Report or its dict) ──table3(report, mode, ci=False)──► the same Table
         terminal: fixed-width columns          Markdown: pipes and marks per cell
 
@@ -32,8 +33,12 @@ outcomes where a thinking model or a truncation is involved (``results.budgets``
 items that were skipped (with the option that supplies what they lacked). A cell whose
 failures a token budget caused (``results.budgets.limited_cells``) ends in ``§``.
 
+Presentation sits above the model: this module imports the typed report (:mod:`.report`), which
+never imports it; the row order and the effective length's notation are :mod:`.notation`'s
+(re-exported here: ``TASK_ORDER``, ``format_effective_length``).
+
 Public names: ``NOTATION``, ``TASK_ORDER``, ``Table``, ``build_table``, ``format_effective_length``,
-``format_text``, ``legend``, ``skipped_notes``, ``table3``, ``table_notes``.
+``format_text``, ``legend``, ``mode_table``, ``skipped_notes``, ``table3``, ``table_notes``.
 """
 
 from __future__ import annotations
@@ -42,30 +47,19 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..lengths import format_length
+from .budgets import MARK, limited_cells, outcome_notes
+from .marks import describe
+from .notation import TASK_ORDER, format_effective_length, ordered_tasks
+from .report import ModeResults, as_report
 
-__all__ = ["NOTATION", "TASK_ORDER", "Table", "build_table", "format_effective_length", "format_text", "legend", "skipped_notes",
-           "table3", "table_notes"]
+__all__ = ["NOTATION", "TASK_ORDER", "Table", "build_table", "format_effective_length", "format_text", "legend", "mode_table",
+           "skipped_notes", "table3", "table_notes"]
 
 NOTATION = ("- not tested; ERR an item errored (no score); n/a not established (an errored length); "
             "effective <L: below the threshold at every tested length, ≥L: above it up to the longest tested length; "
             "Eff.LB: its 95% lower confidence bound (above the threshold at every length up to it); "
             "--ruler-ci: score+a/-b, its 95% interval [score-b, score+a]; "
             "§: a token budget, not the model, caused most failures of the cell (outcomes below the table)")
-
-#: the paper's row order for the 13 standard tasks; other tasks follow in report order
-TASK_ORDER = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
-              "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_1", "qa_2")
-
-
-def format_effective_length(n: int | None, lengths: Sequence[int] = ()) -> str:
-    """An effective length as the paper prints it, over the tested ``lengths``."""
-    lengths = sorted(int(L) for L in lengths)
-    if n is None:
-        return f"<{format_length(lengths[0])}" if lengths else "-"
-    if lengths and n >= lengths[-1]:
-        return f"≥{format_length(n)}"
-    return format_length(n)
-
 
 def _half(v: float) -> str:
     v = max(0.0, v)
@@ -91,15 +85,19 @@ class Table:
     tasks: list[str]
 
 
+def mode_table(m: ModeResults, ci: bool = False) -> Table:
+    """Table 3 of one mode (``Report.mode(mode)``), computed once (:func:`build_table`) and kept on
+    the mode; ``ci``: scores with their 95 % intervals."""
+    return m.cached(("table", bool(ci)), lambda: build_table(m, ci))
+
+
 def table3(report: Any, mode: str = "native", ci: bool = False) -> Table:
     """Table 3 of one mode of a report (a ``Report`` or a report dict, see ``results.report.as_report``):
-    the mode's table, computed once (:func:`build_table`)."""
-    from .report import as_report
-
-    return as_report(report).mode(mode).table(ci)
+    the mode's table, computed once (:func:`mode_table`)."""
+    return mode_table(as_report(report).mode(mode), ci)
 
 
-def build_table(m: Any, ci: bool = False) -> Table:
+def build_table(m: ModeResults, ci: bool = False) -> Table:
     """Table 3 of one mode (``results.report.ModeResults``): a row per task (scores per length,
     its effective length), then Total (per-length means, Avg, wAvg inc/dec, effective length).
     With per-sample scores in the report an ``Eff.LB`` column (the bound) comes before
@@ -109,18 +107,12 @@ def build_table(m: Any, ci: bool = False) -> Table:
     per_task_eff = dict(summary.get("per_task_effective_length") or {})
     lengths = sorted(set(m.lengths) | {int(L) for L in summary.get("per_length", {})})
     names = list(dict.fromkeys([*scores, *errored, *per_task_eff]))
-    from .cells import ordered_tasks
-
     tasks = ordered_tasks(names)  # the paper's 13, then each pack's own order, then the others
     iv = summary.get("intervals") or {}  # None: no per-sample scores in the report, no bound column
     bound = [] if not iv else ["Eff.LB"]
     bounds = dict(summary.get("per_task_effective_length_bound") or {})
-    from .relative import describe
-
     corner = describe(getattr(m, "relative", None)) or ""  # a relative mark heads the task column
     header = [corner, *(format_length(L) for L in lengths), "Avg", "wAvg.inc", "wAvg.dec", *bound, "Effective"]
-    from .budgets import MARK, limited_cells
-
     limited = limited_cells(m.items)  # failing cells whose samples ran out of tokens inside their thinking
     rows = []
     for task in tasks:
@@ -186,8 +178,6 @@ def format_text(table: Table) -> list[str]:
 def legend(tables: Iterable[Table]) -> str | None:
     """One short line for the symbols that ``tables`` show (see the module docstring), in the order
     a reader meets them; None when they show none. A length symbol is quoted as the tables print it."""
-    from .budgets import MARK
-
     tables = list(tables)
     cells = [c for t in tables for row in t.rows for c in row[1:]]
     scores = [c for t in tables for row in t.rows for c in row[1:1 + len(t.lengths)]]  # "-" elsewhere: no such column
@@ -210,8 +200,6 @@ def legend(tables: Iterable[Table]) -> str | None:
 
 def table_notes(report: Any, mode: str = "native") -> list[str]:
     """What a reader must know to read the mode's table right (see the module docstring)."""
-    from .report import as_report
-
     report = as_report(report)
     summary = report.mode(mode).summary or {}
     out = []
@@ -234,8 +222,6 @@ def table_notes(report: Any, mode: str = "native") -> list[str]:
     elif marks:
         out.append("per-task pass marks (ini ruler_task_thresholds): " + ", ".join(f"{t} {v:g}" for t, v in sorted(marks.items()))
                    + f"; the other tasks and the Total {summary.get('threshold'):g}; a score passes when it is above its mark")
-    from .budgets import outcome_notes
-
     out += outcome_notes(report.mode(mode).items)
     if mode == "native":
         out += skipped_notes(report)
@@ -244,8 +230,6 @@ def table_notes(report: Any, mode: str = "native") -> list[str]:
 
 def skipped_notes(report: Any) -> list[str]:
     """One line for the suite's items that were skipped, grouped by reason: they are not in the table."""
-    from .report import as_report
-
     skipped = as_report(report).skipped
     if not skipped:
         return []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -71,6 +72,44 @@ def test_a_failed_dataset_keeps_the_answers_that_arrived_and_fails_the_rest():
     out = _engine(_StandInRows(fail_after=2)).generate(reqs, lambda i, c: told.setdefault(i, c))
     assert [c.ok for c in out] == [True, True, False, False]
     assert "ray: RuntimeError: actor died" in out[2].error and set(told) == {0, 1, 2, 3}
+
+
+class _StandInRayData:
+    """Stand-ins for ``ray`` and ``ray.data.llm`` (not Ray): the processor answers each row with one token
+    and keeps the rows it was handed, so the test sees what would go to vLLM."""
+
+    def __init__(self):
+        self.rows = []
+        self.data = SimpleNamespace(from_items=lambda rows: rows)
+
+    def build_processor(self, config, preprocess, postprocess):
+        def run(rows):
+            self.rows += [preprocess(r) for r in rows]
+            done = [postprocess({**r, "generated_text": f"answer {r['i']}", "num_input_tokens": len(r["ids"]),
+                                 "num_generated_tokens": 1}) for r in rows]
+            return SimpleNamespace(iter_rows=lambda: iter(done))
+        return run
+
+
+def test_the_ray_engine_is_no_vllm_engine_it_holds_the_same_load():
+    """Composition: the ray engine derives from EngineBase and holds a VLLMLoad, whose sampling
+    parameters (the run's seed, skip_special_tokens) go with every row Ray Data gets."""
+    from pytest_ruler.engines.base import EngineBase, EngineConfig
+    from pytest_ruler.engines.ray_data import RayDataEngine
+    from pytest_ruler.engines.vllm import VLLMEngine
+    from pytest_ruler.engines.vllm_load import VLLMLoad
+
+    assert issubclass(RayDataEngine, EngineBase) and not issubclass(RayDataEngine, VLLMEngine)
+    stand_in = _StandInRayData()
+    eng = object.__new__(RayDataEngine)  # no Ray, no model: the load is given, Ray is a stand-in
+    eng._ray, eng._llm_api, eng._processor_config, eng._open, eng.max_context = stand_in, stand_in, None, True, 100
+    eng._load = VLLMLoad(EngineConfig(model="m", backend="ray"), {"skip_special_tokens": False}, "cpu", "m", {}, None, {"seed": 3})
+    reqs = [GenerationRequest("a", (1, 2, 3), 8, stop=("\n",)), GenerationRequest("b", (4,), 1)]
+    out = eng.generate(reqs)
+    assert [c.text for c in out] == ["answer 0", "answer 1"] and [c.finish_reason for c in out] == ["stop", "length"]
+    assert [r["sampling_params"] for r in stand_in.rows] == [
+        vllm_options.sampling_kwargs(r, seed=3, skip_special_tokens=False) for r in reqs]
+    assert stand_in.rows[0]["sampling_params"]["seed"] == 3 and stand_in.rows[0]["tokenized_prompt"] == [1, 2, 3]
 
 
 RAY_MISSING = None if importlib.util.find_spec("ray") and importlib.util.find_spec("vllm") else \

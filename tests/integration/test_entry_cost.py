@@ -21,6 +21,8 @@ ENTRY = {
     "pytest_ruler.engines.registry", "pytest_ruler.engines.hf_options", "pytest_ruler.engines.vllm_options",
     "pytest_ruler.engines.openai_options", "pytest_ruler.engines.scripted_options",
     "pytest_ruler.shard", "pytest_ruler.engines.ray_options",  # --ruler-shard's parser; the ray engine's declarations
+    # the declaration type (below the registry), the dtype's reasons (hf_options), the registry's auto (gpus)
+    "pytest_ruler.engines.declaration", "pytest_ruler.engines.processor", "pytest_ruler.engines.gpus",
 }
 
 

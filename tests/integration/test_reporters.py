@@ -14,6 +14,8 @@ SUB_CONFTEST = """
 import json
 from pathlib import Path
 
+from pytest_ruler.results.table import mode_table
+
 
 def pytest_ruler_add_reporters(config, reporters):
     def write(end):
@@ -23,7 +25,7 @@ def pytest_ruler_add_reporters(config, reporters):
             "names": reporters.names(),
             "effective": native.effective,
             "effective_length": native.effective_length,
-            "total": native.table().rows[-1],
+            "total": mode_table(native).rows[-1],
             "passed": end.verdict.passed,
             "lines": [line.text for line in end.lines()],
         }))

@@ -51,8 +51,8 @@ def missing() -> str | None:
 def server_dtype(dtype: str | None = None) -> str:
     """The ``--dtype`` the server gets: ``dtype`` when given, else the vllm engine's choice on this machine."""
     from pytest_ruler.engines import EngineConfig
-    from pytest_ruler.engines.vllm_model import vllm_device
-    from pytest_ruler.engines.vllm_options import dtype_choice
+    from pytest_ruler.engines.gpus import vllm_device
+    from pytest_ruler.engines.vllm_kwargs import dtype_choice
 
     return dtype_choice(EngineConfig(model="server", backend="vllm", dtype=dtype or "auto"), vllm_device()).dtype
 

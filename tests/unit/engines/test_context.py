@@ -57,6 +57,12 @@ class NeverBuilt(EngineBase):
     def __init__(self, config):
         raise AssertionError("the engine was built")
 
+    def identity(self):  # the abstract members: never reached, the engine is never built
+        raise AssertionError("the engine was built")
+
+    def generate(self, requests, on_result=None):
+        raise AssertionError("the engine was built")
+
 
 @pytest.fixture
 def never_built():
@@ -81,6 +87,21 @@ def test_the_base_class_gives_every_member_a_default(never_built):
     assert never_built.context_length(_scripted(max_model_len=1000), 2048) == ContextLength(1000, "--ruler-max-model-len")
     assert never_built.context_length(_scripted(), 2048).source == "the never-built engine's model config"
     EngineBase.close(object.__new__(NeverBuilt))  # nothing to free: no error
+
+
+def test_the_base_class_is_abstract_in_identity_and_generate():
+    """An engine that forgets identity() or generate() is refused when built, naming what is missing,
+    not at its first call in the middle of a run."""
+    import inspect
+
+    class OnlyIdentity(EngineBase):
+        def identity(self):
+            return {}
+
+    assert inspect.isabstract(EngineBase) and EngineBase.__abstractmethods__ == {"identity", "generate"}
+    with pytest.raises(TypeError, match="generate"):
+        OnlyIdentity()
+    assert not inspect.isabstract(NeverBuilt)
 
 
 def test_a_duck_typed_factory_keeps_its_own_members_and_gets_defaults_for_the_rest():

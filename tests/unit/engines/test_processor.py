@@ -99,7 +99,7 @@ def vllm_cfg(**kw) -> EngineConfig:
 
 def test_the_vllm_identity_carries_the_concrete_cpu_dtype(cpu_is):
     from pytest_ruler.engines.vllm_model import describe
-    from pytest_ruler.engines.vllm_options import llm_kwargs
+    from pytest_ruler.engines.vllm_kwargs import llm_kwargs
 
     cpu_is(EPYC_AVX2)
     assert describe(vllm_cfg(), device="cpu")["dtype"] == "float32"
@@ -140,9 +140,9 @@ def test_the_hf_choice_has_the_same_shape_and_stays_float32_on_cpu(cpu_is):
 
 
 def test_the_header_line_says_which_dtype_and_why(cpu_is, monkeypatch):
-    from pytest_ruler.engines import vllm_model
+    from pytest_ruler.engines import gpus
 
-    monkeypatch.setattr(vllm_model, "vllm_device", lambda: "cpu")
+    monkeypatch.setattr(gpus, "vllm_device", lambda: "cpu")
     cpu_is(EPYC_AVX2)
     assert dtype_line("vllm", vllm_cfg()) == [
         "ruler: dtype float32 (auto: AMD EPYC 7B13 has no native bfloat16 (AVX512-BF16/AMX); --ruler-dtype=bfloat16 to force)"]
@@ -155,12 +155,12 @@ def test_the_header_line_says_which_dtype_and_why(cpu_is, monkeypatch):
 
 
 def test_header_lines_carry_the_dtype_line(cpu_is, monkeypatch):
-    from pytest_ruler.engines import vllm_model
+    from pytest_ruler.engines import gpus
     from pytest_ruler.options import RulerConfig
     from pytest_ruler.plugin.terminal import header_lines
     from pytest_ruler.tasks.base import BASE_FRAME
 
-    monkeypatch.setattr(vllm_model, "vllm_device", lambda: "cpu")
+    monkeypatch.setattr(gpus, "vllm_device", lambda: "cpu")
     cpu_is(XEON_AMX)
     rs = SimpleNamespace(config=RulerConfig(model="org/model", backend="vllm"), backend="vllm", cache_dir=None,
                          tokenizer=SimpleNamespace(name="org/model"), frame=BASE_FRAME, engine_config=vllm_cfg())

@@ -8,7 +8,7 @@ import pytest
 from pytest_ruler.report.lines import haystack_names, lines
 from pytest_ruler.results.item import ItemResult
 from pytest_ruler.results.report import Report
-from pytest_ruler.results.table import NOTATION, legend
+from pytest_ruler.results.table import NOTATION, legend, mode_table
 
 PYDOC = ("pydoc_data (CPython 3.11 pydoc topics, offline default; not the paper's Paul Graham essays, vs those: "
          "top-1000-word overlap 319, vocabulary Jaccard 0.15, type-token ratio 0.048 vs 0.107, 1.35 vs 1.24 SmolLM2 "
@@ -72,7 +72,7 @@ def test_intervals_and_the_bound_are_explained_with_per_sample_scores():
     [with_ci] = _legends(_texts(report, ci=True))
     assert "Eff.LB 95% lower bound of Effective" in plain and "95% interval" not in plain
     assert "s+a/-b 95% interval [s-b, s+a]" in with_ci
-    assert legend([report.mode("native").table(ci=True)]) == with_ci
+    assert legend([mode_table(report.mode("native"), ci=True)]) == with_ci
 
 
 @pytest.mark.parametrize("corpus, named", [

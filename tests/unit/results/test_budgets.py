@@ -10,7 +10,7 @@ from pytest_ruler.results import ItemResult
 from pytest_ruler.results.budgets import MARK, budget_cause, item_thinking, limited_cells, outcome_notes
 from pytest_ruler.results.gate import gate
 from pytest_ruler.results.report import Report
-from pytest_ruler.results.table import format_text
+from pytest_ruler.results.table import format_text, mode_table
 
 
 def _report(items):
@@ -57,7 +57,7 @@ def test_the_table_marks_the_cell_and_the_notes_and_gate_name_the_option():
     items = [_item("niah_single_1", 1024, ["thinking_truncated"] * 2, [0, 0]),
              _item("niah_single_1", 2048, ["thinking_truncated"] * 2, [0, 0])]
     report = _report(items)
-    text = "\n".join(format_text(report.mode("native").table()))
+    text = "\n".join(format_text(mode_table(report.mode("native"))))
     assert f"0.0{MARK}" in text
     notes = outcome_notes(report.mode("native").items)
     assert notes[1].startswith("  niah_single_1@1K: 0/2/0/0/0") and notes[1].endswith(MARK)

@@ -9,6 +9,7 @@ from pytest_ruler.parsers import RelativeMark, parse_threshold
 from pytest_ruler.results import ItemResult, gate
 from pytest_ruler.results.relative import describe, rejudge, resolve
 from pytest_ruler.results.report import Report
+from pytest_ruler.results.table import mode_table
 
 
 def item(task, length, score, n=40, error=None):
@@ -53,7 +54,7 @@ def test_the_same_report_gated_both_ways():
     summary = relative.mode("native").summary
     # Total: 60, 56.25, 51.25, 25 -> above 51 up to 16K
     assert summary["effective_length"] == 16384
-    assert relative.mode("native").table().header[0] == "rel:0.85 of 60.0 at 4K = 51.0"
+    assert mode_table(relative.mode("native")).header[0] == "rel:0.85 of 60.0 at 4K = 51.0"
     v_abs = gate(absolute, required=16384)
     v_rel = gate(relative, required=16384)
     assert v_abs.passed is False and v_rel.passed is True
