@@ -138,7 +138,7 @@ class VLLMEngine(EngineBase):
 
         if importlib.util.find_spec("vllm") is None:
             raise RulerUsageError("--ruler-backend", "vllm", INSTALL_HINT)
-        from .hf import check_model
+        from .vllm_model import check_model
 
         kwargs = llm_kwargs(config, model_path=config.model, device=vllm_device())  # a bad option fails here
         native = check_model(config)  # a GGUF is converted once here, as the first load would
