@@ -7,7 +7,8 @@
          ──► else a Hugging Face Hub id (``org/name``), at a revision ────────────────── kind "hub"
 
 A name that looks like a path but is none, or a ``.gguf`` that does not exist, is
-refused here, naming the option typed and the accepted forms. Whether a Hub id can
+refused here, naming the option typed, the accepted forms and the nearest embedded
+alias (did you mean). Whether a Hub id can
 be had is :func:`~.hub.check_hub_name`'s question, asked by the start-up check and
 by the tokenizer before a load. The engines and the tokenizer ask :func:`resolve`;
 what an engine loads, and the model part of its cache identity, come from
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import RulerUsageError
-from .embedded import EMBEDDED_ALIASES, EmbeddedModel, embedded_gguf_path
+from .embedded import EMBEDDED_ALIASES, EmbeddedModel, embedded_gguf_path, nearest_alias
 
 __all__ = ["ModelSource", "folder_identity", "names_gguf", "resolve", "weights_to_load"]
 
@@ -89,7 +90,7 @@ def resolve(name: str, parameter: str = "--ruler-model", *, revision: str | None
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
-            raise RulerUsageError(parameter, name, f"this .gguf file does not exist; {help_}")
+            raise RulerUsageError(parameter, name, f"this .gguf file does not exist; {help_}.{nearest_alias(path.stem)}")
         return ModelSource(name, "gguf", path)
     if path.is_dir():
         return ModelSource(name, "folder", path, revision=revision)
@@ -99,7 +100,7 @@ def resolve(name: str, parameter: str = "--ruler-model", *, revision: str | None
         raise RulerUsageError(parameter, name, f"this is a file, not a model folder; {help_}")
     looks_like_path = name.startswith((".", "/", "~")) or os.sep in name.strip("/").replace("/", "", 1)
     if looks_like_path or name.count("/") > 1:
-        raise RulerUsageError(parameter, name, f"no such file or folder; {help_}")
+        raise RulerUsageError(parameter, name, f"no such file or folder; {help_}.{nearest_alias(path.name)}")
     return ModelSource(name, "hub", revision=revision)
 
 

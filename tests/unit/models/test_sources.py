@@ -68,6 +68,13 @@ def test_a_path_that_is_not_there_is_refused(name):
     assert "smollm2-135m" in err.value.fix  # the accepted forms name the embedded models
 
 
+@pytest.mark.parametrize(("name", "nearest"), [("./smollm2-135", "smollm2-135m"), ("/models/gemma3-270m.gguf", "gemma3-270m")])
+def test_a_missing_path_close_to_an_alias_says_did_you_mean(name, nearest):
+    with pytest.raises(RulerUsageError) as err:
+        resolve(name)
+    assert err.value.fix.endswith(f"Did you mean {nearest!r}?")
+
+
 def test_a_tokenizer_json_is_a_tokenizer_not_a_model(tmp_path):
     tok = tmp_path / "tokenizer.json"
     tok.write_text("{}")
