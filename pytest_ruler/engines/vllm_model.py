@@ -4,13 +4,16 @@
   ``auto``): ``"cpu"`` for the CPU build of vLLM, ``"cuda"`` for the usual build.
 - :func:`model_source`: the folder or id handed to ``vllm.LLM``. A GGUF file
   (or an embedded alias, ``smollm2-135m`` or ``gemma3-270m``) becomes a Hugging Face folder made
-  once under the cache: the fp32 safetensors the ``hf`` engine converts (see
-  :func:`pytest_ruler.engines.hf.converted_gguf_folder`), linked, next to the
+  once under the cache: the fp32 safetensors converted once (see
+  :func:`pytest_ruler.models.gguf.converted_gguf_folder`), linked, next to the
   tokenizer the budget counts with (``tokenizer.json`` plus a
   ``tokenizer_config.json`` carrying its chat template and special tokens).
   vLLM's own GGUF loader is experimental and needs the base model's tokenizer
   from the Hub; this way the embedded model runs offline, and vLLM decodes with
   exactly the tokenizer that counted the prompt.
+  What a name means is :func:`pytest_ruler.models.sources.resolve`'s answer.
+- :func:`check_model`: the start-up check of the model (:mod:`pytest_ruler.models.checks`)
+  at this engine's ``revision`` option.
 - :func:`describe`: the engine's cache identity without loading vLLM, so a rerun
   served from the cache never starts an engine (as with ``hf``). Its ``dtype`` is the
   concrete one vLLM is given (on CPU, ``auto`` resolved for this processor by
@@ -33,16 +36,20 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..tasks.tokenizer import EMBEDDED_ALIASES, cache_root, load_tokenizer
+from ..folders import cache_root
+from ..models.checks import check_model as check_model_name
+from ..models.embedded import EMBEDDED_ALIASES
+from ..models.gguf import converted_gguf_folder
+from ..models.sources import names_gguf, resolve
+from ..tasks.tokenizer import load_tokenizer
 from . import gpus
 from .base import EngineConfig
 from .gpus import vllm_device  # noqa: F401 - re-exported: its home is gpus
-from .hf import converted_gguf_folder, folder_identity, resolve_model
 from .options import engine_options
 from .vllm_kwargs import llm_kwargs
 from .vllm_options import ALLOW_LONG_ENV, BATCH_INVARIANT_ENV, CONTEXT_KEYS, KNOWN_KWARGS, config_value
 
-__all__ = ["cuda_device_count", "describe", "long_context_env", "model_source", "native_max_len", "read_model_config", "sampling_fields",
+__all__ = ["check_model", "cuda_device_count", "describe", "long_context_env", "model_source", "native_max_len", "read_model_config", "sampling_fields",
            "short_error", "startup_hint", "tokens_prompt", "vllm_device", "vllm_version"]
 
 # the files of a converted folder that vLLM needs (weights and model configs)
@@ -62,7 +69,13 @@ def vllm_version() -> str | None:
 
 
 def is_gguf(model: str) -> bool:
-    return model in EMBEDDED_ALIASES or model.lower().endswith(".gguf")
+    return names_gguf(model)
+
+
+def check_model(config: EngineConfig) -> int | None:
+    """The start-up check of the model, without loading weights (a GGUF is converted once, as
+    the first load would); its context length, None when only the load can tell."""
+    return check_model_name(config.model, revision=engine_options(config, "vllm")["revision"])
 
 
 def _write(path: Path, text: str) -> None:
@@ -100,7 +113,7 @@ def _intact(folder: Path) -> bool:
 
 def gguf_folder(model: str, tokenizer: str | None = None) -> tuple[Path, str]:
     """A vLLM-ready Hugging Face folder for a GGUF model (made once), and the GGUF's sha256."""
-    _, gguf = resolve_model(model)
+    gguf = resolve(model, "--ruler-model").path
     assert gguf is not None
     weights, digest = converted_gguf_folder(gguf, model)
     tok = load_tokenizer(tokenizer or model)
@@ -142,16 +155,12 @@ def model_source(config: EngineConfig) -> tuple[str, dict[str, Any]]:
     if is_gguf(config.model):
         tokenizer = engine_options(config, "vllm")["tokenizer"] or config.tokenizer
         folder, digest = gguf_folder(config.model, tokenizer)
-        ident = {"gguf": Path(config.model).name if config.model not in EMBEDDED_ALIASES else config.model, "sha256": digest}
+        ident = {"gguf": config.model if config.model in EMBEDDED_ALIASES else Path(config.model).name, "sha256": digest}
         if tokenizer:
             ident["tokenizer"] = str(tokenizer)
         return str(folder), ident
-    kind, path = resolve_model(config.model)
-    if kind == "folder":
-        assert path is not None
-        return str(path), {"folder": str(path.resolve()), "content": folder_identity(path)}
-    revision = engine_options(config, "vllm")["revision"]
-    return config.model, {"hub_id": config.model, "revision": revision or "main"}
+    source = resolve(config.model, "--ruler-model", revision=engine_options(config, "vllm")["revision"])
+    return (str(source.path) if source.kind == "folder" else config.model), source.identity()
 
 
 def describe(

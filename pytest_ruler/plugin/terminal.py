@@ -93,7 +93,7 @@ def thinking_lines(c: Any) -> list[str]:
 
 def _why_base(rs: RulerSession) -> str:
     """Why the prompts are RULER's base ones: chosen, or the model has no chat template (a base model)."""
-    from ..tasks.tokenizer import EMBEDDED_ALIASES
+    from ..models.embedded import EMBEDDED_ALIASES
 
     c = rs.config
     if c.chat_template in ("none", "base"):

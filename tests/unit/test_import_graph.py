@@ -3,7 +3,7 @@
 Read from the source (every ``import`` statement, at module level or inside a
 function: a lazy import is still a dependency), so the test needs nothing imported.
 A part is a sub-package of ``pytest_ruler`` (plugin, run, tasks, engines, mapreduce,
-results, report, data); each top-level module (errors, options, ...) is a node of its
+results, report, data, models); each top-level module (errors, options, ...) is a node of its
 own, so a cycle through one of them counts too.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_ruler"
-PARTS = ("plugin", "run", "tasks", "engines", "mapreduce", "results", "report", "data")
+PARTS = ("plugin", "run", "tasks", "engines", "mapreduce", "results", "report", "data", "models")
 
 
 def _module(path: Path) -> str:
@@ -104,7 +104,8 @@ def test_no_import_cycle_between_parts():
 
 
 @pytest.mark.parametrize("lower,upper", [("tasks", "mapreduce"), ("tasks", "engines"), ("mapreduce", "tasks"),
-                                         ("data", "tasks"), ("engines", "run"), ("results", "report")])
+                                         ("data", "tasks"), ("engines", "run"), ("results", "report"),
+                                         ("models", "tasks"), ("models", "engines")])
 def test_a_lower_part_does_not_import_an_upper_one(lower, upper):
     assert upper not in part_graph().get(lower, {}), part_graph()[lower][upper]
 

@@ -15,6 +15,7 @@ from pytest_ruler.engines.base import EngineConfig
 from pytest_ruler.engines import hf
 from pytest_ruler.engines.hf import HFEngine, check_model
 from pytest_ruler.errors import RulerUsageError
+from pytest_ruler.models import checks
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 np = pytest.importorskip("numpy")
@@ -74,7 +75,7 @@ def test_a_damaged_converted_copy_says_how_to_convert_again(tmp_path, monkeypatc
     gguf.write_bytes(b"GGUF")
     converted = _folder(tmp_path, "converted")
     _cut(converted / "model.safetensors", 4)
-    monkeypatch.setattr(hf, "converted_gguf_folder", lambda path, name=None: (converted, "0" * 64))
+    monkeypatch.setattr(checks, "converted_gguf_folder", lambda path, name=None: (converted, "0" * 64))
     with pytest.raises(RulerUsageError) as err:
         check_model(EngineConfig(model=str(gguf), backend="hf"))
     assert f"delete {converted} and run again" in err.value.fix

