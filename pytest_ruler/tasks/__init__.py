@@ -11,7 +11,7 @@ are measured in: ``tokenizer`` (the model's tokenizer, the embedded model) and
 """
 
 from .base import BASE_FRAME, Frame, GenerationContext, Sample, TaskSpec
-from .family import ChunkableFamily, Family, check_family
+from .family import ChunkableFamily, Family, check_family, data_needs
 from .generate import generate_samples, haystack_label, iter_samples
 from .registry import (
     FAMILIES, STANDARD_TASKS, family_names, get_family, get_task, make_task, register_family, register_task, resolve_tasks, task_names,
@@ -28,6 +28,7 @@ __all__ = [
     "Sample",
     "TaskSpec",
     "check_family",
+    "data_needs",
     "family_names",
     "generate_samples",
     "get_family",
