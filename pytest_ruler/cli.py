@@ -81,7 +81,8 @@ def _parse_arg(text: str) -> tuple[str, Any]:
 def _cmd_generate(ns: argparse.Namespace) -> int:
     from .tasks.chat import frame_for
     from .lengths import parse_length
-    from .tasks import GenerationContext, iter_samples, resolve_tasks
+    from .data.registry import data_kinds, missing_data
+    from .tasks import GenerationContext, data_needs, iter_samples, resolve_tasks
     from .tasks.tokenizer import load_tokenizer
 
     length = parse_length(ns.length, "--length")
@@ -102,12 +103,14 @@ def _cmd_generate(ns: argparse.Namespace) -> int:
         raise RulerUsageError("--out", ns.out, "several tasks write one file each: pass a folder, e.g. --out out/ (or - for stdout)")
     t0 = time.perf_counter()
     tok = load_tokenizer(ns.tokenizer, trust_remote_code=ns.trust_remote_code)
-    ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok), essays=ns.essays, squad=ns.squad, hotpotqa=ns.hotpotqa,
-                            mmlu=ns.mmlu, hotpotqa_train=ns.hotpotqa_train)
+    ctx = GenerationContext(tok, frame=frame_for(ns.chat_template, tok),
+                            data={k.name: getattr(ns, k.generate_flag[2:].replace("-", "_"), None) for k in data_kinds() if k.generate_flag})
     for spec in specs:
-        if many and spec.family == "qa" and not getattr(ctx, spec.args["dataset"]):
-            name = spec.args["dataset"]
-            print(f"skipped {spec.name}: needs --{name}=PATH (get it with `pytest-ruler download {name}`)", file=sys.stderr)
+        lacking = missing_data(data_needs(spec), ctx.data)  # what the task's family needs (data.registry)
+        if many and lacking:
+            k = lacking[0]
+            get = f" (get it with `{k.download}`)" if k.download else ""
+            print(f"skipped {spec.name}: needs {k.generate_flag or k.option}=PATH{get}", file=sys.stderr)
             continue
         samples = iter_samples(spec, length, samples=ns.samples, seed=ns.seed, ctx=ctx)
         if to_stdout:

@@ -16,7 +16,7 @@ with every run of whitespace made one space, and the answer as its letter.
   ``to_json``; an auxiliary record nested as ``{"train": {...}}``, as older revisions
   of ``cais/mmlu`` have it, is unwrapped).
 
-Public names: ``MMLUItem``, ``MMLUData``, ``load_mmlu``, ``MMLU_OPTION``.
+Public names: ``MMLUItem``, ``MMLUData``, ``load_mmlu``, ``read_mmlu`` (the data registry's reader), ``MMLU_OPTION``.
 
 Every problem with the folder raises one :class:`~pytest_ruler.errors.RulerDataError`
 naming the option, the path, what is wrong and how to get the data.
@@ -25,7 +25,6 @@ naming the option, the path, what is wrong and how to get the data.
 from __future__ import annotations
 
 import csv
-import functools
 import hashlib
 import json
 import os
@@ -34,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import RulerDataError
+from .registry import DataProblem, read_data
 
-__all__ = ["MMLU_OPTION", "MMLUData", "MMLUItem", "load_mmlu"]
+__all__ = ["MMLU_OPTION", "MMLUData", "MMLUItem", "load_mmlu", "read_mmlu"]
 
 MMLU_OPTION = "--ruler-mmlu"
 LETTERS = ("A", "B", "C", "D")
@@ -61,26 +60,16 @@ class MMLUData:
         return f"mmlu ({len(self.test)} test, {len(self.auxiliary_train)} auxiliary_train; sha256 {self.sha256[:12]})"
 
 
-class _Bad(Exception):
-    pass
-
-
-def _error(path: object, problem: str) -> RulerDataError:
-    return RulerDataError(MMLU_OPTION, str(path), f"{problem}. Expected a folder with test/ and auxiliary_train/ CSV files "
-                          "(MMLU's data.tar) or test.jsonl and auxiliary_train.jsonl (Hugging Face cais/mmlu records); "
-                          "get it with `pytest-ruler download mmlu` or pass the folder with --ruler-mmlu PATH")
-
-
 def _item(question: Any, choices: Any, answer: Any, where: str) -> MMLUItem:
     if not isinstance(question, str) or not isinstance(choices, (list, tuple)) or len(choices) != 4 \
             or not all(isinstance(c, str) for c in choices):
-        raise _Bad(f"{where} is not a question with four choices")
+        raise DataProblem(f"{where} is not a question with four choices")
     if isinstance(answer, str) and answer.strip() in LETTERS:
         letter = answer.strip()
     elif isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < 4:
         letter = LETTERS[answer]
     else:
-        raise _Bad(f"{where} has answer {answer!r}, not 0-3 or A-D")
+        raise DataProblem(f"{where} has answer {answer!r}, not 0-3 or A-D")
     text = question + "".join(f"\n{k}. {c}" for k, c in zip(LETTERS, choices))
     return MMLUItem(re.sub(r"\s+", " ", text), letter)
 
@@ -97,17 +86,17 @@ def _read_split(folder: Path, split: str, digest: Any) -> tuple[MMLUItem, ...]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise _Bad(f"{jsonl.name} line {n} is not JSON ({exc.msg})") from None
+                raise DataProblem(f"{jsonl.name} line {n} is not JSON ({exc.msg})") from None
             if isinstance(rec, dict) and isinstance(rec.get("train"), dict) and "question" not in rec:
                 rec = rec["train"]
             if not isinstance(rec, dict):
-                raise _Bad(f"{jsonl.name} line {n} is not an object")
+                raise DataProblem(f"{jsonl.name} line {n} is not an object")
             out.append(_item(rec.get("question"), rec.get("choices"), rec.get("answer"), f"{jsonl.name} line {n}"))
         return tuple(out)
     sub = folder / split
     files = sorted(sub.glob("*.csv")) if sub.is_dir() else []
     if not files:
-        raise _Bad(f"it has neither {split}.jsonl nor {split}/*.csv")
+        raise DataProblem(f"it has neither {split}.jsonl nor {split}/*.csv")
     out = []
     for f in files:
         raw = f.read_bytes()
@@ -116,30 +105,22 @@ def _read_split(folder: Path, split: str, digest: Any) -> tuple[MMLUItem, ...]:
             if not row:
                 continue
             if len(row) != 6:
-                raise _Bad(f"{split}/{f.name} row {n} has {len(row)} fields, not question,A,B,C,D,answer")
+                raise DataProblem(f"{split}/{f.name} row {n} has {len(row)} fields, not question,A,B,C,D,answer")
             out.append(_item(row[0], row[1:5], row[5], f"{split}/{f.name} row {n}"))
     return tuple(out)
 
 
 def load_mmlu(path: str | os.PathLike[str]) -> MMLUData:
-    """The MMLU folder at ``path`` (see the module docstring), parsed once per process and file state."""
-    folder = Path(os.fspath(path)).expanduser()
-    if not folder.is_dir():
-        raise _error(path, "no such folder" if not folder.exists() else "it is a file, not a folder")
-    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.rglob("*")) if p.is_file())
-    try:
-        return _load(str(folder.resolve()), stamp)
-    except _Bad as exc:
-        raise _error(path, str(exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _error(path, f"cannot read it ({exc})") from None
+    """The MMLU folder at ``path`` (see the module docstring), parsed once per process and file
+    state (``data.registry.read_data``); raises RulerDataError naming --ruler-mmlu."""
+    return read_data("mmlu", path)
 
 
-@functools.lru_cache(maxsize=2)
-def _load(folder: str, stamp: tuple) -> MMLUData:
+def read_mmlu(folder: Path) -> MMLUData:
+    """The data registry's reader of ``mmlu`` (raises DataProblem)."""
     digest = hashlib.sha256()
-    test = _read_split(Path(folder), "test", digest)
-    aux = _read_split(Path(folder), "auxiliary_train", digest)
+    test = _read_split(folder, "test", digest)
+    aux = _read_split(folder, "auxiliary_train", digest)
     if not test or not aux:
-        raise _Bad("its test or auxiliary_train split is empty")
-    return MMLUData(test, aux, folder, digest.hexdigest())
+        raise DataProblem("its test or auxiliary_train split is empty")
+    return MMLUData(test, aux, str(folder), digest.hexdigest())

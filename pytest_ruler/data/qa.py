@@ -40,7 +40,6 @@ that names the option, the path, what is wrong, and how to get a good file.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -49,7 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_ruler.errors import RulerDataError, RulerUsageError
+from pytest_ruler.errors import RulerUsageError
+
+from .registry import DataProblem, clear_data_cache, read_data
 
 __all__ = [
     "QA_DATASETS",
@@ -64,17 +65,10 @@ __all__ = [
 
 QA_DATASETS: tuple[str, ...] = ("squad", "hotpotqa")
 
-#: The command-line option that supplies each dataset's file.
+#: The command-line option that supplies each dataset's file (the data registry's).
 QA_OPTIONS: Mapping[str, str] = {
     "squad": "--ruler-squad",
     "hotpotqa": "--ruler-hotpotqa",
-}
-
-_EXPECTED = {
-    "squad": "the SQuAD v2.0 dev set (dev-v2.0.json)",
-    "hotpotqa": (
-        "the HotpotQA dev set, distractor setting (hotpot_dev_distractor_v1.json)"
-    ),
 }
 
 
@@ -108,54 +102,22 @@ class QADataset:
         return len(self.items)
 
 
-class _Bad(Exception):
-    """Internal: what is wrong with a file, turned into RulerDataError at the edge."""
-
-
-def _fix(name: str, problem: str) -> str:
-    return (
-        f"{problem}. Expected {_EXPECTED[name]}; get it with "
-        f"`pytest-ruler download {name}` or pass the right file with "
-        f"{QA_OPTIONS[name]} PATH"
-    )
-
-
-def _data_error(name: str, path: object, problem: str) -> RulerDataError:
-    error = RulerDataError(QA_OPTIONS[name], str(path), _fix(name, problem))
-    error.problem = problem  # type: ignore[attr-defined]  # the bare reason, for callers
-    return error
-
-
 def load_qa(
     name: str, path: str | os.PathLike[str], *, cache: bool = True
 ) -> QADataset:
     """Load dataset ``name`` ("squad" or "hotpotqa") from ``path``.
 
-    Parsed datasets are cached in-process per (resolved path, mtime, size), so
-    repeated calls (one per test item) parse the 40–50 MB file once; editing or
-    replacing the file invalidates the entry. ``cache=False`` parses afresh and
-    keeps nothing (the download command uses it to check a file before keeping it).
+    Parsed datasets are cached in-process per (resolved path, mtime, size) by the data
+    registry (``data.registry.read_data``), so repeated calls (one per test item) parse the
+    40–50 MB file once; editing or replacing the file invalidates the entry. ``cache=False``
+    parses afresh and keeps nothing (the download command uses it to check a file before
+    keeping it).
     """
     if name not in QA_OPTIONS:
         raise RulerUsageError(
             "dataset", name, f"choose one of: {', '.join(QA_DATASETS)}"
         )
-    given = os.fspath(path)
-    resolved = Path(given).expanduser()
-    try:
-        resolved = resolved.resolve()
-        st = resolved.stat()
-    except FileNotFoundError:
-        raise _data_error(name, given, "no such file") from None
-    except OSError as exc:
-        raise _data_error(name, given, f"cannot read it ({exc.strerror})") from None
-    if resolved.is_dir():
-        raise _data_error(name, given, "it is a directory, not a JSON file")
-    load = _load_cached if cache else _load_cached.__wrapped__
-    try:
-        return load(name, str(resolved), st.st_mtime_ns, st.st_size)
-    except _Bad as exc:
-        raise _data_error(name, given, str(exc)) from None
+    return read_data(name, path, cache=cache)
 
 
 def load_squad(path: str | os.PathLike[str]) -> QADataset:
@@ -169,50 +131,49 @@ def load_hotpotqa(path: str | os.PathLike[str]) -> QADataset:
 
 
 def clear_qa_cache() -> None:
-    """Drop every parsed dataset held by this process."""
-    _load_cached.cache_clear()
+    """Drop every parsed data set held by this process (``data.registry.clear_data_cache``)."""
+    clear_data_cache()
 
 
-@functools.lru_cache(maxsize=4)
-def _load_cached(name: str, resolved: str, mtime_ns: int, size: int) -> QADataset:
-    # mtime_ns and size are only part of the cache key.
-    try:
-        raw = Path(resolved).read_bytes()
-    except OSError as exc:
-        raise _Bad(f"cannot read it ({exc.strerror})") from None
+def read_squad(path: Path) -> QADataset:
+    """The data registry's reader of ``squad`` (raises DataProblem)."""
+    return _read("squad", path)
+
+
+def read_hotpotqa(path: Path) -> QADataset:
+    """The data registry's reader of ``hotpotqa`` for qa_2 (raises DataProblem)."""
+    return _read("hotpotqa", path)
+
+
+def _read(name: str, path: Path) -> QADataset:
+    raw = path.read_bytes()
     docs, items = _parse_bytes(name, raw)
-    return QADataset(
-        name=name,
-        docs=docs,
-        items=items,
-        source=resolved,
-        sha256=hashlib.sha256(raw).hexdigest(),
-    )
+    return QADataset(name=name, docs=docs, items=items, source=str(path), sha256=hashlib.sha256(raw).hexdigest())
 
 
 def _parse_bytes(name: str, raw: bytes) -> tuple[tuple[str, ...], tuple[QAItem, ...]]:
     try:
         data = json.loads(raw)
     except UnicodeDecodeError:
-        raise _Bad("it is not UTF-8 text") from None
+        raise DataProblem("it is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise _Bad(
+        raise DataProblem(
             f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         ) from None
     parse = _parse_squad if name == "squad" else _parse_hotpotqa
     docs, items = parse(data)
     if not items:
         what = "answerable questions" if name == "squad" else "questions"
-        raise _Bad(f"it contains no {what}")
+        raise DataProblem(f"it contains no {what}")
     return docs, items
 
 
 def _field(record: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
     if key not in record:
-        raise _Bad(f"{where} has no {key!r}")
+        raise DataProblem(f"{where} has no {key!r}")
     value = record[key]
     if not isinstance(value, kind):
-        raise _Bad(
+        raise DataProblem(
             f"{where} has {key!r} of type {type(value).__name__}, "
             f"expected {kind.__name__}"
         )
@@ -230,12 +191,12 @@ def _unique(seq: Sequence[int]) -> tuple[int, ...]:
 
 def _parse_squad(data: Any) -> tuple[tuple[str, ...], tuple[QAItem, ...]]:
     if isinstance(data, list):
-        raise _Bad(
+        raise DataProblem(
             "its top level is a list, as in a HotpotQA file; a SQuAD file is an "
             "object with a 'data' list"
         )
     if not isinstance(data, dict):
-        raise _Bad(f"its top level is a {type(data).__name__}, not an object")
+        raise DataProblem(f"its top level is a {type(data).__name__}, not an object")
     articles = _field(data, "data", list, "the top-level object")
 
     # First pass: validate the structure and collect every context.
@@ -243,13 +204,13 @@ def _parse_squad(data: Any) -> tuple[tuple[str, ...], tuple[QAItem, ...]]:
     for a, article in enumerate(articles):
         where = f"data[{a}]"
         if not isinstance(article, dict):
-            raise _Bad(f"{where} is a {type(article).__name__}, not an object")
+            raise DataProblem(f"{where} is a {type(article).__name__}, not an object")
         paragraphs = _field(article, "paragraphs", list, where)
         rows = []
         for p, paragraph in enumerate(paragraphs):
             pwhere = f"{where}.paragraphs[{p}]"
             if not isinstance(paragraph, dict):
-                raise _Bad(f"{pwhere} is a {type(paragraph).__name__}, not an object")
+                raise DataProblem(f"{pwhere} is a {type(paragraph).__name__}, not an object")
             context = _field(paragraph, "context", str, pwhere)
             qas = _field(paragraph, "qas", list, pwhere)
             rows.append((context, qas, pwhere))
@@ -266,20 +227,20 @@ def _parse_squad(data: Any) -> tuple[tuple[str, ...], tuple[QAItem, ...]]:
             for q, qa in enumerate(qas):
                 qwhere = f"{pwhere}.qas[{q}]"
                 if not isinstance(qa, dict):
-                    raise _Bad(f"{qwhere} is a {type(qa).__name__}, not an object")
+                    raise DataProblem(f"{qwhere} is a {type(qa).__name__}, not an object")
                 question = _field(qa, "question", str, qwhere)
                 impossible = qa.get("is_impossible", False)
                 if not isinstance(impossible, bool):
-                    raise _Bad(f"{qwhere} has a non-boolean 'is_impossible'")
+                    raise DataProblem(f"{qwhere} has a non-boolean 'is_impossible'")
                 if impossible:
                     continue
                 answers = _field(qa, "answers", list, qwhere)
                 if not answers:
-                    raise _Bad(f"{qwhere} is answerable but has no answers")
+                    raise DataProblem(f"{qwhere} is answerable but has no answers")
                 texts = []
                 for n, answer in enumerate(answers):
                     if not isinstance(answer, dict):
-                        raise _Bad(f"{qwhere}.answers[{n}] is not an object")
+                        raise DataProblem(f"{qwhere}.answers[{n}] is not an object")
                     texts.append(_field(answer, "text", str, f"{qwhere}.answers[{n}]"))
                 qid = qa.get("id", "")
                 items.append(
@@ -302,7 +263,7 @@ def _hotpot_doc(entry: Any, where: str) -> str:
         or not isinstance(entry[1], list)
         or not all(isinstance(s, str) for s in entry[1])
     ):
-        raise _Bad(f"{where} is not a [title, [sentences...]] pair")
+        raise DataProblem(f"{where} is not a [title, [sentences...]] pair")
     title, sentences = entry
     return f"{title}\n{''.join(sentences)}"
 
@@ -310,22 +271,22 @@ def _hotpot_doc(entry: Any, where: str) -> str:
 def _parse_hotpotqa(data: Any) -> tuple[tuple[str, ...], tuple[QAItem, ...]]:
     if isinstance(data, dict):
         hint = " (this looks like a SQuAD file)" if "data" in data else ""
-        raise _Bad(f"its top level is an object{hint}; a HotpotQA file is a list")
+        raise DataProblem(f"its top level is an object{hint}; a HotpotQA file is a list")
     if not isinstance(data, list):
-        raise _Bad(f"its top level is a {type(data).__name__}, not a list")
+        raise DataProblem(f"its top level is a {type(data).__name__}, not a list")
 
     rows: list[tuple[str, str, list[str], str]] = []
     for r, record in enumerate(data):
         where = f"record {r}"
         if not isinstance(record, dict):
-            raise _Bad(f"{where} is a {type(record).__name__}, not an object")
+            raise DataProblem(f"{where} is a {type(record).__name__}, not an object")
         if isinstance(record.get("_id"), str):
             where = f"record {r} (_id {record['_id']!r})"
         question = _field(record, "question", str, where)
         answer = _field(record, "answer", str, where)
         context = _field(record, "context", list, where)
         if not context:
-            raise _Bad(f"{where} has an empty 'context'")
+            raise DataProblem(f"{where} has an empty 'context'")
         texts = [_hotpot_doc(e, f"{where} context[{i}]") for i, e in enumerate(context)]
         rows.append((question, answer, texts, str(record.get("_id", ""))))
 

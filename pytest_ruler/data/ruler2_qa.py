@@ -17,12 +17,12 @@ Ours: the haystack's paragraphs are deduplicated and *sorted* (the reference's
 ``list(set(...))`` makes their order, and then every sample, depend on the process's hash
 seed); a question whose answer is empty is left out (an empty reference matches anything).
 
-Public names: ``HotpotNeedle``, ``load_hotpot_haystack``, ``load_hotpot_needles``, ``TRAIN_OPTION``.
+Public names: ``HotpotNeedle``, ``load_hotpot_haystack``, ``load_hotpot_needles``, ``TRAIN_OPTION``; the data
+registry's readers ``read_haystack`` (kind ``hotpotqa-train``) and ``read_needles`` (another reading of ``hotpotqa``).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import RulerDataError
+from .registry import DataProblem, read_data
 
-__all__ = ["TRAIN_OPTION", "HotpotHaystack", "HotpotNeedle", "load_hotpot_haystack", "load_hotpot_needles"]
+__all__ = ["TRAIN_OPTION", "HotpotHaystack", "HotpotNeedle", "load_hotpot_haystack", "load_hotpot_needles", "read_haystack", "read_needles"]
 
 TRAIN_OPTION = "--ruler-hotpotqa-train"
 DEV_OPTION = "--ruler-hotpotqa"
@@ -56,18 +56,6 @@ class HotpotHaystack:
         return f"hotpotqa train ({len(self.docs)} paragraphs; sha256 {self.sha256[:12]})"
 
 
-class _Bad(Exception):
-    pass
-
-
-def _error(option: str, path: object, problem: str) -> RulerDataError:
-    what = "HotpotQA's train set (hotpot_train_v1.1.json)" if option == TRAIN_OPTION else \
-        "HotpotQA's dev set, distractor setting (hotpot_dev_distractor_v1.json)"
-    kind = "hotpotqa-train" if option == TRAIN_OPTION else "hotpotqa"
-    return RulerDataError(option, str(path), f"{problem}. Expected {what}; get it with `pytest-ruler download {kind}` "
-                          f"or pass the file with {option} PATH")
-
-
 def _records(raw: bytes) -> list[Any]:
     text = raw.decode("utf-8")
     try:
@@ -76,16 +64,16 @@ def _records(raw: bytes) -> list[Any]:
         try:
             data = [json.loads(line) for line in text.splitlines() if line.strip()]
         except json.JSONDecodeError as exc:
-            raise _Bad(f"it is neither JSON nor JSON lines ({exc.msg} at line {exc.lineno})") from None
+            raise DataProblem(f"it is neither JSON nor JSON lines ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, list):
-        raise _Bad(f"its top level is a {type(data).__name__}, not a list of records")
+        raise DataProblem(f"its top level is a {type(data).__name__}, not a list of records")
     return data
 
 
 def _paragraphs(record: Any, where: str) -> list[tuple[str, str]]:
     """(title, paragraph text) of a record's context, in order, in either shape."""
     if not isinstance(record, dict) or "context" not in record:
-        raise _Bad(f"{where} has no 'context'")
+        raise DataProblem(f"{where} has no 'context'")
     ctx = record["context"]
     pairs: list[tuple[Any, Any]]
     if isinstance(ctx, dict):
@@ -93,11 +81,11 @@ def _paragraphs(record: Any, where: str) -> list[tuple[str, str]]:
     elif isinstance(ctx, list):
         pairs = [tuple(e) if isinstance(e, list) and len(e) == 2 else (None, None) for e in ctx]
     else:
-        raise _Bad(f"{where} has a 'context' that is neither a list nor an object")
+        raise DataProblem(f"{where} has a 'context' that is neither a list nor an object")
     out = []
     for title, sentences in pairs:
         if not isinstance(title, str) or not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
-            raise _Bad(f"{where} has a context entry that is not a title with its sentences")
+            raise DataProblem(f"{where} has a context entry that is not a title with its sentences")
         out.append((title, f"{title}\n{''.join(sentences)}"))
     return out
 
@@ -108,64 +96,46 @@ def _supporting_titles(record: dict, where: str) -> set[str]:
         return set(facts.get("title") or [])
     if isinstance(facts, list):
         return {f[0] for f in facts if isinstance(f, list) and f and isinstance(f[0], str)}
-    raise _Bad(f"{where} has no 'supporting_facts'")
-
-
-def _read(option: str, path: str | os.PathLike[str]) -> tuple[str, tuple[int, int]]:
-    p = Path(os.fspath(path)).expanduser()
-    if not p.is_file():
-        raise _error(option, path, "no such file" if not p.exists() else "it is not a file")
-    st = p.stat()
-    return str(p.resolve()), (st.st_mtime_ns, st.st_size)
+    raise DataProblem(f"{where} has no 'supporting_facts'")
 
 
 def load_hotpot_haystack(path: str | os.PathLike[str]) -> HotpotHaystack:
-    """Every distinct paragraph of the train file, sorted (parsed once per process and file state)."""
-    resolved, stamp = _read(TRAIN_OPTION, path)
-    try:
-        return _haystack(resolved, stamp)
-    except _Bad as exc:
-        raise _error(TRAIN_OPTION, path, str(exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _error(TRAIN_OPTION, path, f"cannot read it ({exc})") from None
+    """Every distinct paragraph of the train file, sorted (parsed once per process and file state,
+    ``data.registry.read_data``; raises RulerDataError naming --ruler-hotpotqa-train)."""
+    return read_data("hotpotqa-train", path)
 
 
 def load_hotpot_needles(path: str | os.PathLike[str]) -> tuple[HotpotNeedle, ...]:
-    """The dev file's questions with their supporting and distractor paragraphs, in file order."""
-    resolved, stamp = _read(DEV_OPTION, path)
-    try:
-        return _needles(resolved, stamp)
-    except _Bad as exc:
-        raise _error(DEV_OPTION, path, str(exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _error(DEV_OPTION, path, f"cannot read it ({exc})") from None
+    """The dev file's questions with their supporting and distractor paragraphs, in file order
+    (the ``hotpotqa`` kind's file, read by :func:`read_needles`)."""
+    return read_data("hotpotqa", path, reader=read_needles)
 
 
-@functools.lru_cache(maxsize=2)
-def _haystack(resolved: str, stamp: tuple[int, int]) -> HotpotHaystack:
-    raw = Path(resolved).read_bytes()
+def read_haystack(path: Path) -> HotpotHaystack:
+    """The data registry's reader of ``hotpotqa-train`` (raises DataProblem)."""
+    raw = path.read_bytes()
     docs: set[str] = set()
     for r, record in enumerate(_records(raw)):
         docs.update(text for _, text in _paragraphs(record, f"record {r}"))
     if not docs:
-        raise _Bad("it has no paragraphs")
+        raise DataProblem("it has no paragraphs")
     return HotpotHaystack(tuple(sorted(docs)), hashlib.sha256(raw).hexdigest())
 
 
-@functools.lru_cache(maxsize=2)
-def _needles(resolved: str, stamp: tuple[int, int]) -> tuple[HotpotNeedle, ...]:
+def read_needles(path: Path) -> tuple[HotpotNeedle, ...]:
+    """RULERv2's reading of the ``hotpotqa`` file: its questions (raises DataProblem)."""
     out = []
-    for r, record in enumerate(_records(Path(resolved).read_bytes())):
+    for r, record in enumerate(_records(path.read_bytes())):
         where = f"record {r}"
         paragraphs = _paragraphs(record, where)
         titles = _supporting_titles(record, where)
         question, answer = record.get("question"), record.get("answer")
         if not isinstance(question, str) or not isinstance(answer, str):
-            raise _Bad(f"{where} has no question and answer text")
+            raise DataProblem(f"{where} has no question and answer text")
         supporting = tuple(t for title, t in paragraphs if title in titles)
         if not answer.strip() or not supporting:
             continue
         out.append(HotpotNeedle(question, answer, supporting, tuple(t for title, t in paragraphs if title not in titles)))
     if not out:
-        raise _Bad("it has no question with an answer and a supporting paragraph")
+        raise DataProblem("it has no question with an answer and a supporting paragraph")
     return tuple(out)

@@ -14,7 +14,7 @@ Public names (re-exported by ``data.download``):
 - :func:`data_file` — the file a download writes for a kind.
 
 For the other ``data`` modules: ``OPTIONS`` (the option that takes each file
-by hand), ``REMOTE_FILES`` (upstream file names), ``check_kind``.
+by hand; it and ``DATA_FILES`` are read from ``data.registry``), ``REMOTE_FILES`` (upstream file names), ``check_kind``.
 
 Sources (those of RULER's own download scripts, ``scripts/data/synthetic/json``):
 
@@ -44,6 +44,8 @@ from types import MappingProxyType
 
 from pytest_ruler.errors import RulerUsageError
 
+from .registry import data_kind
+
 __all__ = [
     "DATA_FILES",
     "DEFAULT_BASE_URLS",
@@ -58,27 +60,11 @@ __all__ = [
 
 DOWNLOAD_KINDS: tuple[str, ...] = ("essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train")
 
-#: File names written into the data folder (RULER's names for the same data).
-DATA_FILES: Mapping[str, str] = MappingProxyType(
-    {
-        "essays": "PaulGrahamEssays.json",
-        "squad": "squad.json",
-        "hotpotqa": "hotpotqa.json",
-        "mmlu": "mmlu",  # a folder: test/ and auxiliary_train/ CSV files (data.mmlu)
-        "hotpotqa-train": "hotpotqa_train.json",
-    }
-)
+#: File names written into the data folder (RULER's names for the same data; the data registry's).
+DATA_FILES: Mapping[str, str] = MappingProxyType({k: str(data_kind(k).file) for k in DOWNLOAD_KINDS})
 
-#: The option that takes each file when it is supplied by hand.
-OPTIONS: Mapping[str, str] = MappingProxyType(
-    {
-        "essays": "--ruler-essays",
-        "squad": "--ruler-squad",
-        "hotpotqa": "--ruler-hotpotqa",
-        "mmlu": "--ruler-mmlu",
-        "hotpotqa-train": "--ruler-hotpotqa-train",
-    }
-)
+#: The option that takes each file when it is supplied by hand (the data registry's).
+OPTIONS: Mapping[str, str] = MappingProxyType({k: data_kind(k).option for k in DOWNLOAD_KINDS})
 
 #: Upstream file names, appended to the base URL of their kind.
 REMOTE_FILES: Mapping[str, str] = MappingProxyType(

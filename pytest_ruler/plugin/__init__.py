@@ -79,6 +79,7 @@ def pytest_configure(config: Any) -> None:
     config.addinivalue_line("markers", MARKER)
     if not is_active(config):
         return
+    from ..data.registry import given_paths
     from ..errors import RulerUsageError
     from ..folders import predictions_dir
     from .config import build_config
@@ -89,7 +90,7 @@ def pytest_configure(config: Any) -> None:
     try:
         config.hook.pytest_ruler_register.call_historic(kwargs={"registry": Registry()})
         rc = build_config(config)
-        rs = RulerSession(rc, rc.cache_dir or predictions_dir())
+        rs = RulerSession(rc, rc.cache_dir or predictions_dir(), data_given=given_paths(rc, lambda dest: config.getoption(dest, None)))
         if not hasattr(config, "workerinput"):  # once per run: the controller (or the only process)
             from ..run.preflight import check_start
 

@@ -1,4 +1,4 @@
-"""What ``pytest_ruler_register`` hooks receive: add tasks, task families and engines by name.
+"""What ``pytest_ruler_register`` hooks receive: add tasks, task families, kinds of data and engines by name.
 
 The hook is historic: it is called once in ``pytest_configure`` (for the plugins and
 conftests known then: the rootdir's and those of the given paths) and again for each
@@ -22,7 +22,7 @@ __all__ = ["Registry"]
 
 
 class Registry:
-    """``registry.task(spec)``, ``registry.family(family)``, ``registry.engine(name, factory)``."""
+    """``registry.task(spec)``, ``registry.family(family)``, ``registry.data(kind)``, ``registry.engine(name, factory)``."""
 
     def task(self, spec: Any) -> Any:
         """Make a :class:`~pytest_ruler.tasks.TaskSpec` (``pytest_ruler.make_task(...)``) selectable by name."""
@@ -35,6 +35,13 @@ class Registry:
         from ..tasks import register_family
 
         return _said(register_family, family, replace=True)
+
+    def data(self, kind: Any) -> Any:
+        """Make a kind of data (a :class:`~pytest_ruler.data.registry.DataKind`) one a family may need
+        (``data_needs``); its option is the plugin's or conftest's own pytest option (``pytest_addoption``)."""
+        from ..data.registry import register_data_kind
+
+        return _said(register_data_kind, kind, replace=True)
 
     def engine(self, name: str, factory: Callable[..., Any]) -> None:
         """Make ``--ruler-backend=name`` build ``factory(EngineConfig)``."""

@@ -69,24 +69,14 @@ def check_output_path(parameter: str, path: Path | None, *, folder: bool = False
         raise RulerUsageError(parameter, str(path), f"{existing if not p.exists() else p} is not writable; pass a path you can write")
 
 
-def _check_data(config: Any) -> None:
-    from ..tasks.haystack import load_essays
-    from ..data.qa import load_hotpotqa, load_squad
+def _check_data(session: Any) -> None:
+    """Each data path given is read and shape-checked once, here (``data.registry``: every kind,
+    a registered one included); a bad one is refused naming its option."""
+    from ..data.registry import read_data
 
-    if config.essays:
-        load_essays(config.essays)  # opened, decoded, shape-checked (enough prose)
-    if config.squad:
-        load_squad(config.squad)
-    if config.hotpotqa:
-        load_hotpotqa(config.hotpotqa)
-    if getattr(config, "mmlu", None):  # RULERv2's data: read and shape-checked once, here
-        from ..data.mmlu import load_mmlu
-
-        load_mmlu(config.mmlu)
-    if getattr(config, "hotpotqa_train", None):
-        from ..data.ruler2_qa import load_hotpot_haystack
-
-        load_hotpot_haystack(config.hotpotqa_train)
+    for kind, path in (session.data_given or {}).items():
+        if path:
+            read_data(kind, path)
 
 
 def _check_baseline(config: Any) -> None:
@@ -252,7 +242,7 @@ def check_start(session: Any, pytest_config: Any) -> None:
     xml = getattr(pytest_config.option, "xmlpath", None)
     if xml:
         check_output_path("--junitxml", Path(xml))
-    _check_data(c)
+    _check_data(session)
     _check_baseline(c)
     _check_prompting(session)
     session.cache  # opened and checked; a corrupt file is moved aside with a warning

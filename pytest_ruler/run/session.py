@@ -111,9 +111,16 @@ class RulerSession:
     _terminal: Any = field(default=None, repr=False)  # the progress bar's stream, or None (see progress.terminal_stream)
     _progress: Progress | None = field(default=None, repr=False)  # the engine call's progress, while it runs
     _said_at: float = field(default_factory=time.perf_counter, repr=False)  # when say last wrote a line
+    # each data kind's path as given (data.registry.given_paths; the plugin adds registered kinds' own options)
+    data_given: Mapping[str, str | None] | None = field(default=None, repr=False)
+    _data_paths: Mapping[str, str | None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._terminal = terminal_stream()  # now, before pytest captures stderr
+        if self.data_given is None:
+            from ..data.registry import given_paths
+
+            self.data_given = given_paths(self.config)
 
     # ---- lazily built parts -------------------------------------------------
     @property
@@ -164,9 +171,7 @@ class RulerSession:
         if self._gen_ctx is None:
             from ..tasks import GenerationContext
 
-            c = self.config
-            self._gen_ctx = GenerationContext(self.tokenizer, frame=self.frame, essays=c.essays, squad=c.squad, hotpotqa=c.hotpotqa,
-                                             mmlu=c.mmlu, hotpotqa_train=c.hotpotqa_train)
+            self._gen_ctx = GenerationContext(self.tokenizer, frame=self.frame, data=self.data_paths)
         return self._gen_ctx
 
     @property
@@ -248,19 +253,24 @@ class RulerSession:
                 log.warning(line)
         self._said_at = time.perf_counter()
 
-    def data_missing(self, task: str) -> str | None:
-        """Why a task cannot run here (missing QA data), or None."""
-        from ..tasks import get_task
+    @property
+    def data_paths(self) -> Mapping[str, str | None]:
+        """Each data kind's path: as given (``data_given``: the config's own options, and the plugin's
+        reading of a registered kind's option), else what
+        ``pytest-ruler download`` left in the data folder (``data.registry``)."""
+        if self._data_paths is None:
+            from ..data.registry import default_paths
 
-        spec = get_task(task)
-        if spec.family == "qa" and not getattr(self.generation_context, spec.args["dataset"]):
-            name = spec.args["dataset"]
-            return f"{task} needs the {name} data file: run `pytest-ruler download {name}` (when online) or pass --ruler-{name}=PATH"
-        needs = {"ruler2_mmlu": ("mmlu",), "ruler2_qa": ("hotpotqa-train", "hotpotqa")}.get(spec.family, ())
-        for name in needs:  # RULERv2's data (tasks.ruler2)
-            if not getattr(self.generation_context, name.replace("-", "_")):
-                return f"{task} needs the {name} data: run `pytest-ruler download {name}` (when online) or pass --ruler-{name}=PATH"
-        return None
+            self._data_paths = default_paths(self.data_given or {})
+        return self._data_paths
+
+    def data_missing(self, task: str) -> str | None:
+        """Why a task cannot run here (a kind of data its family needs has no path), or None."""
+        from ..data.registry import missing_data, missing_message
+        from ..tasks import data_needs, get_task
+
+        lacking = missing_data(data_needs(get_task(task)), self.data_paths)
+        return missing_message(task, lacking[0]) if lacking else None
 
     def haystack_label(self, task: str) -> str:
         from ..tasks import haystack_label

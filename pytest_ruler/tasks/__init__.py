@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .base import BASE_FRAME, Frame, GenerationContext, Sample, TaskSpec
-    from .family import ChunkableFamily, Family, check_family
+    from .family import ChunkableFamily, Family, check_family, data_needs
     from .generate import generate_samples, haystack_label, iter_samples
     from .registry import (
         FAMILIES, STANDARD_TASKS, family_names, get_family, get_task, make_task, register_family, register_task, resolve_tasks, task_names,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # family and the RULERv2 pack through the registry.
 _EXPORTS = {
     **dict.fromkeys(("BASE_FRAME", "Frame", "GenerationContext", "Sample", "TaskSpec"), "base"),
-    **dict.fromkeys(("ChunkableFamily", "Family", "check_family"), "family"),
+    **dict.fromkeys(("ChunkableFamily", "Family", "check_family", "data_needs"), "family"),
     **dict.fromkeys(("generate_samples", "haystack_label", "iter_samples"), "generate"),
     **dict.fromkeys(("FAMILIES", "STANDARD_TASKS", "family_names", "get_family", "get_task", "make_task", "register_family",
                      "register_task", "resolve_tasks", "task_names"), "registry"),
@@ -45,6 +45,7 @@ __all__ = [
     "Sample",
     "TaskSpec",
     "check_family",
+    "data_needs",
     "family_names",
     "generate_samples",
     "get_family",

@@ -119,6 +119,9 @@ class CommonWordsFamily:
             raise RulerUsageError("freq_cw", a["freq_cw"], f"common words must appear more often than the others (freq_ucw={a['freq_ucw']})")
         return a
 
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return ()
+
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
         return f"wonderwords {WONDERWORDS_VERSION} word list"
 
@@ -210,6 +213,9 @@ class FrequentWordsFamily:
         if a["vocab_size"] is not None:
             check_positive_int("vocab_size", a["vocab_size"], minimum=5)
         return a
+
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return ()
 
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
         return "coded words"

@@ -291,75 +291,45 @@ class PrefixCounter:
         return bisect.bisect_right(self.prefix, limit) - 1
 
 
-@dataclass
 class GenerationContext:
-    """What generation needs besides the task: tokenizer, frame, data files.
+    """What generation needs besides the task: tokenizer, frame, and where each kind of data is.
+
+    ``data`` maps a data kind (``data.registry``: essays, squad, hotpotqa, mmlu, hotpotqa-train,
+    or one a plugin registered) to its path; a kind may also be given by keyword, ``-`` written
+    ``_`` (``squad=PATH``, ``hotpotqa_train=PATH``). A kind with no path uses what
+    ``pytest-ruler download`` left in the data folder. A family reads its data with
+    :meth:`read` (parsed once per process and file state, by the registry).
 
     It holds no state learned from samples: a sample must not depend on
     which samples were generated before it in the same process.
     """
 
-    tokenizer: Tokenizer
-    frame: Frame = BASE_FRAME
-    essays: str | None = None
-    squad: str | None = None
-    hotpotqa: str | None = None
-    mmlu: str | None = None  # RULERv2's MMLU tasks: a folder (data.mmlu)
-    hotpotqa_train: str | None = None  # RULERv2's qa tasks: the haystack (data.ruler2_qa)
-    _frame_tokens: int | None = field(default=None, repr=False)
+    def __init__(self, tokenizer: Tokenizer, frame: Frame = BASE_FRAME, data: Mapping[str, str | None] | None = None,
+                 **paths: str | None) -> None:
+        from ..data.registry import data_kind, data_kinds, default_paths
 
-    def __post_init__(self) -> None:
-        # data fetched by `pytest-ruler download` is used when no path is given
-        from ..data.sources import data_file
+        known = {k.name for k in data_kinds()}
+        given = dict(data or {})
+        for key, path in paths.items():
+            given[data_kind(key if key in known else key.replace("_", "-")).name] = path
+        self.tokenizer = tokenizer
+        self.frame = frame
+        self.data: dict[str, str | None] = default_paths({k: None if v is None else str(v) for k, v in given.items()})
+        self._frame_tokens: int | None = None
 
-        for kind in ("essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train"):
-            attr = kind.replace("-", "_")
-            if getattr(self, attr) is None:
-                path = data_file(kind)
-                if path.is_file() or (kind == "mmlu" and path.is_dir()):
-                    setattr(self, attr, str(path))
+    def __repr__(self) -> str:
+        return f"GenerationContext(tokenizer={self.tokenizer!r}, frame={self.frame!r}, data={self.data!r})"
 
-    def _needs(self, value: str | None, kind: str, what: str) -> str:
-        if not value:
-            raise RulerUsageError(f"--ruler-{kind}", None, f"{what} needs its data: run `pytest-ruler download {kind}` (when online) "
-                                  f"and pass it with --ruler-{kind}=PATH to pytest, or with --{kind}=PATH to `pytest-ruler generate`")
-        return value
+    def path(self, kind: str) -> str | None:
+        """Where the data of ``kind`` is (None: nowhere; the kind's fallback or an error when read)."""
+        return self.data.get(kind)
 
-    def mmlu_data(self):
-        """RULERv2's MMLU questions (``--ruler-mmlu``, ``data.mmlu``)."""
-        from ..data.mmlu import load_mmlu
+    def read(self, kind: str, reader: Callable[[Any], Any] | None = None) -> Any:
+        """The data of ``kind``, as its reader (or ``reader``: another reading of the same file) parses
+        it; raises RulerDataError naming the kind's option, and how to get the data when there is none."""
+        from ..data.registry import read_data
 
-        return load_mmlu(self._needs(self.mmlu, "mmlu", "the RULERv2 MMLU tasks (mk_niah_easy ... mv_niah_hard)"))
-
-    def hotpot_haystack(self):
-        """RULERv2's qa haystack: HotpotQA train paragraphs (``--ruler-hotpotqa-train``, ``data.ruler2_qa``)."""
-        from ..data.ruler2_qa import load_hotpot_haystack
-
-        return load_hotpot_haystack(self._needs(self.hotpotqa_train, "hotpotqa-train", "the RULERv2 qa tasks (qa_basic ... qa_hard)"))
-
-    def hotpot_needles(self):
-        """RULERv2's qa questions: the HotpotQA dev file (``--ruler-hotpotqa``), with supporting paragraphs."""
-        from ..data.ruler2_qa import load_hotpot_needles
-
-        return load_hotpot_needles(self._needs(self.hotpotqa, "hotpotqa", "the RULERv2 qa tasks (qa_basic ... qa_hard)"))
-
-    def essay_corpus(self):
-        from .haystack import load_essays
-
-        return load_essays(self.essays)
-
-    def qa_dataset(self, name: str):
-        from ..data.qa import load_qa
-
-        path = {"squad": self.squad, "hotpotqa": self.hotpotqa}.get(name)
-        if not path:
-            raise RulerUsageError(
-                f"--ruler-{name}", None,
-                f"the {name} QA task needs its data file: run `pytest-ruler download {name}` "
-                f"(when online) and pass the file with --ruler-{name}=PATH to pytest, "
-                f"or with --{name}=PATH to `pytest-ruler generate`",
-            )
-        return load_qa(name, path)
+        return read_data(kind, self.path(kind), reader=reader)
 
     @property
     def frame_tokens(self) -> int:

@@ -9,6 +9,11 @@ Data flow of one sample (``generate.iter_samples``)::
 
     make_task ──► family.validate(args) ──► TaskSpec.args (frozen; an unknown or bad
                                             argument raises RulerUsageError)
+    family.data_needs(args)            ──► the kinds of data it reads (``data.registry``:
+                                            "essays", "squad", ... or a registered kind); the
+                                            run skips its items while one is missing and checks
+                                            a given path at start; the family reads the data
+                                            with ``ctx.read(kind)``
     family.data_label(args, ctx)       ──► what the haystack is, for reports
     family.draft(args, ctx, rng, index, task=, length=, seed=, tokens_to_generate=)
         ──► Draft (estimate(n), render(n) -> Rendered) ──► budget.fill ──► Sample
@@ -20,7 +25,9 @@ its own) and the hints that strategy reads (the question's keys, its query value
 The name is the whole seam: this part imports nothing of ``mapreduce``, and the
 runner hands the family to ``mapreduce.document_for``.
 
-Public names: ``Family``, ``ChunkableFamily``, ``check_family``.
+A family without ``data_needs`` (one written before it was a member) needs no data.
+
+Public names: ``Family``, ``ChunkableFamily``, ``check_family``, ``data_needs``.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 from ..errors import RulerUsageError
 from .base import Draft, GenerationContext
 
-__all__ = ["ChunkableFamily", "Family", "check_family"]
+__all__ = ["ChunkableFamily", "Family", "check_family", "data_needs"]
 
 
 @runtime_checkable
@@ -42,6 +49,9 @@ class Family(Protocol):
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments with defaults filled in; raises RulerUsageError naming a bad one."""
+
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        """The kinds of data (``data.registry``) a task with these (validated) arguments reads."""
 
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
         """What the haystack is made of (e.g. the essay corpus), for reports."""
@@ -72,3 +82,17 @@ def check_family(family: Any) -> Any:
         raise RulerUsageError("family", name, f"a task family needs the methods validate(args), data_label(args, ctx) and "
                               f"draft(args, ctx, rng, index, **where); {', '.join(missing)} missing (see pytest_ruler.tasks.Family)")
     return family
+
+
+def data_needs(spec: Any) -> tuple[str, ...]:
+    """The kinds of data a task (a TaskSpec) reads: its family's ``data_needs(args)``, each a
+    registered kind (``data.registry.data_kind``; an unknown one raises RulerUsageError)."""
+    from ..data.registry import data_kind
+    from .registry import get_family
+
+    family = get_family(spec.family)
+    ask = getattr(family, "data_needs", None)
+    needs = tuple(ask(spec.args)) if callable(ask) else ()
+    for name in needs:
+        data_kind(name)
+    return needs

@@ -125,9 +125,12 @@ class NiahFamily:
         a["depth"] = list(d) if d is not None else None
         return a
 
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("essays",) if args["type_haystack"] == "essay" else ()  # the kind has an offline default
+
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
         if args["type_haystack"] == "essay":
-            return ctx.essay_corpus().label
+            return ctx.read("essays").label
         return args["type_haystack"]
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "NiahDraft":
@@ -186,7 +189,7 @@ class NiahDraft:
         self.min_units = n_needles if self.fractions is None else 0
         self.max_units = None
         if self.haystack == "essay":
-            corpus = ctx.essay_corpus()
+            corpus = ctx.read("essays")
             self.corpus = corpus
             self.counter = PrefixCounter(tok, lambda i: " " + corpus.sentence(i), memo=True)
         elif self.haystack == "noise":

@@ -59,8 +59,11 @@ class QAFamily:
         a["depth"] = list(d) if d is not None else None
         return a
 
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return (args["dataset"],)  # a data kind of the same name (data.registry)
+
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
-        ds = ctx.qa_dataset(args["dataset"])
+        ds = ctx.read(args["dataset"])
         return f"{ds.name}:{ds.sha256[:12]}"
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "QADraft":
@@ -73,7 +76,7 @@ class QAFamily:
 
 class QADraft:
     def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int):
-        ds = ctx.qa_dataset(a["dataset"])
+        ds = ctx.read(a["dataset"])
         item = ds.items[index % len(ds.items)]
         self.ds, self.item = ds, item
         gold = list(item.gold_docs)

@@ -146,6 +146,9 @@ class VariableTrackingFamily:
         a["depth"] = list(d) if d is not None else None
         return a
 
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return ()
+
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
         return "noise"
 

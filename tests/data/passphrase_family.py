@@ -27,6 +27,9 @@ class PassphraseFamily:
             raise RulerUsageError("digits", digits, "must be an integer in [4, 9]")
         return {"digits": digits}
 
+    def data_needs(self, args):
+        return ()
+
     def data_label(self, args, ctx):
         return "filler"
 

@@ -124,5 +124,5 @@ def test_downloaded_data_is_used_when_no_path_is_given(tmp_path, monkeypatch, to
     monkeypatch.setenv("RULER_DATA_DIR", str(tmp_path))
     shutil.copy(Path(__file__).parent.parent / "data" / "squad_mini.json", tmp_path / "squad.json")
     ctx = GenerationContext(tokenizer)
-    assert ctx.squad == str(tmp_path / "squad.json") and ctx.hotpotqa is None
+    assert ctx.path("squad") == str(tmp_path / "squad.json") and ctx.path("hotpotqa") is None
     assert generate_samples("qa_1", 2048, samples=1, ctx=ctx)[0].metadata["haystack_corpus"].startswith("squad:")

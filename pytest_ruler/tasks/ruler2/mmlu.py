@@ -86,8 +86,11 @@ class Ruler2MMLUFamily:
             raise RulerUsageError("fewshot", a["fewshot"], "the niah task type has no worked examples (as in the reference)")
         return a
 
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("mmlu",)
+
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
-        return ctx.mmlu_data().label
+        return ctx.read("mmlu").label
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, *,
               task: str, seed: int, **_: Any) -> "_Draft":
@@ -96,7 +99,7 @@ class Ruler2MMLUFamily:
 
 class _Draft:
     def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, task: str, seed: int):
-        data = ctx.mmlu_data()
+        data = ctx.read("mmlu")
         self.a, self.data = a, data
         self.needle = data.test[_needle_order(task, seed, len(data.test))[index % len(data.test)]]
         self._seed = rng.getrandbits(64)

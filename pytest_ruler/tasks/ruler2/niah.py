@@ -60,6 +60,9 @@ class Ruler2NiahFamily:
             raise RulerUsageError("num_digits_v", a["num_digits_v"], "use at most 30 digits")
         return a
 
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return ()
+
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
         return "needle"
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping
 
+from ...data.ruler2_qa import read_needles
 from ...errors import RulerUsageError
 from ..base import GenerationContext, PrefixCounter, Rendered, with_defaults
 
@@ -65,8 +66,11 @@ class Ruler2QAFamily:
             raise RulerUsageError("algo_type", a["algo_type"], "choose single or 2steps")
         return a
 
+    def data_needs(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("hotpotqa-train", "hotpotqa")  # the haystack; the questions (read by read_needles)
+
     def data_label(self, args: Mapping[str, Any], ctx: GenerationContext) -> str:
-        return ctx.hotpot_haystack().label
+        return ctx.read("hotpotqa-train").label
 
     def draft(self, args: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int, **_: Any) -> "_Draft":
         return _Draft(args, ctx, rng, index)
@@ -75,13 +79,13 @@ class Ruler2QAFamily:
 class _Draft:
     def __init__(self, a: Mapping[str, Any], ctx: GenerationContext, rng: random.Random, index: int):
         self.a = a
-        needles = ctx.hotpot_needles()
+        needles = ctx.read("hotpotqa", read_needles)
         self.needle = needles[index % len(needles)]
-        self.docs = ctx.hotpot_haystack().docs
+        self.docs = ctx.read("hotpotqa-train").docs
         self._own = set(self.needle.supporting) | set(self.needle.distractors)
         self._pool = sum(d not in self._own for d in self.docs)  # the paragraphs a haystack may draw
         if self._pool == 0:
-            raise RulerUsageError("--ruler-hotpotqa-train", getattr(ctx, "hotpotqa_train", None),
+            raise RulerUsageError("--ruler-hotpotqa-train", ctx.path("hotpotqa-train"),
                                   "every train paragraph is one of the question's own (supporting or distractor): "
                                   "pass a HotpotQA train file with other paragraphs (`pytest-ruler download hotpotqa-train`)")
         self._seed = rng.getrandbits(64)

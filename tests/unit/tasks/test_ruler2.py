@@ -173,7 +173,7 @@ def test_missing_and_bad_data_are_named(tokenizer, tmp_path):
     from pytest_ruler.tasks import GenerationContext
 
     ctx = GenerationContext(tokenizer, mmlu=None, hotpotqa_train=None, hotpotqa=None)
-    ctx.mmlu = ctx.hotpotqa_train = None  # whatever a download left in the data dir
+    ctx.data.update(mmlu=None, **{"hotpotqa-train": None})  # whatever a download left in the data dir
     with pytest.raises(RulerUsageError, match="pytest-ruler download mmlu") as info:
         generate_samples("mk_niah_easy", 4096, samples=1, ctx=ctx)
     assert info.value.parameter == "--ruler-mmlu"
@@ -191,15 +191,15 @@ class _TinyHotpot:
     def __init__(self, tokenizer, docs, supporting, distractors=()):
         from types import SimpleNamespace
 
-        self.tokenizer, self.hotpotqa_train = tokenizer, "tiny-train.json"
+        self.tokenizer = tokenizer
         self._docs = SimpleNamespace(docs=tuple(docs), label="tiny")
         self._needle = SimpleNamespace(supporting=tuple(supporting), distractors=tuple(distractors), question="Q?", answer="A")
 
-    def hotpot_haystack(self):
-        return self._docs
+    def path(self, kind):
+        return "tiny-train.json"
 
-    def hotpot_needles(self):
-        return [self._needle]
+    def read(self, kind, reader=None):
+        return self._docs if kind == "hotpotqa-train" else [self._needle]
 
 
 def test_qa_haystack_draws_again_once_every_other_paragraph_is_drawn(tokenizer):

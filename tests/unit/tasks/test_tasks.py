@@ -247,7 +247,7 @@ def test_qa_asks_the_questions_in_file_order(fresh_ctx):
 
     ctx = fresh_ctx()
     for task, name in (("qa_1", "squad"), ("qa_2", "hotpotqa")):
-        items = load_qa(name, getattr(ctx, name)).items
+        items = load_qa(name, ctx.path(name)).items
         samples = generate_samples(task, 2048, samples=3, seed=7, ctx=ctx)
         assert [s.metadata["question"] for s in samples] == [items[i].question for i in range(3)]
         again = generate_samples(task, 4096, samples=1, seed=8, ctx=ctx, start=len(items))[0]
@@ -258,7 +258,7 @@ def test_qa_repeats_the_pool_when_it_runs_out(fresh_ctx):
     from pytest_ruler.data.qa import load_qa
 
     ctx = fresh_ctx()
-    docs = load_qa("squad", ctx.squad).docs
+    docs = load_qa("squad", ctx.path("squad")).docs
     s = generate_samples("qa_1", 16384, samples=1, seed=0, ctx=ctx)[0]
     assert s.metadata["haystack_units"] > len(docs)
     bodies = re.findall(r"Document \d+:\n(.*?)(?=\n\nDocument \d+:|$)", s.context, flags=re.S)
