@@ -82,3 +82,9 @@ def test_the_cost_is_in_every_measured_item_and_adds_up(pytester):
         assert item["cost"]["prompt_tokens"] == item["prompt_tokens"] > 0
     assert data["cost"]["prompt_tokens"] == sum(i["cost"]["prompt_tokens"] for i in data["items"])
     assert data["cost"]["completion_tokens"] == sum(i["cost"]["completion_tokens"] for i in data["items"]) > 0
+
+
+def test_the_ini_key_turns_it_on(pytester):
+    pytester.makeini("[pytest]\nruler_stop_when_decided = true\n")
+    result = run(pytester, *GRID, "--ruler-require-effective-length=2k")
+    assert result.ret == 0 and {i["length"] for i in report(pytester)["items"]} == {2048}
