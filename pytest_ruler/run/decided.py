@@ -194,14 +194,20 @@ class Decider:
     expected: list[Cell] | None = None  # the selected native items' cells (set at the first item)
     done: set[Cell] = field(default_factory=set)
     results: list[ItemResult] = field(default_factory=list)
+    _memo: tuple[tuple[int, int], str | None] | None = field(default=None, repr=False)
 
     def expect(self, cells: Iterable[Cell]) -> None:
         if self.expected is None:
             self.expected = list(cells)
 
     def needed(self, cell: Cell) -> bool | str:
-        dynamic = self.dynamic and self.expected is not None  # before the first item: only the static plan
-        return needed(self.plan, self.expected or [], self.done, self.results, cell, dynamic=dynamic)
+        if not self.plan.reads(cell[1]) or not self.dynamic or self.expected is None:  # before the first item: static only
+            return needed(self.plan, self.expected or [], self.done, self.results, cell, dynamic=False)
+        state = (len(self.done), len(self.results))
+        if self._memo is None or self._memo[0] != state:  # decided once per item that ended (a bound costs a betting test)
+            self._memo = (state, decided(self.plan, self.expected, self.done, self.results))
+        why = self._memo[1]
+        return True if why is None else f"{NOT_MEASURED}: {format_length(cell[1])} is not needed ({why})"
 
     def finished(self, cell: Cell, result: ItemResult | None = None) -> None:
         """An item ended: with its result, or none (skipped: it has no cell in the table)."""
