@@ -176,6 +176,8 @@ _OPTIONS: tuple[Option, ...] = (
     Option("baseline-test", "test of the baseline comparison: two-proportion-z or fisher (one-sided, Holm-corrected)",
            choice("two-proportion-z", "fisher"), "two-proportion-z", metavar="NAME", group="gate"),
     Option("sequential", "stop an item's samples early once its pass or fail is statistically settled (an anytime-valid test)", parse_flag, flag=True, group="gate"),
+    Option("stop-when-decided", "measure only what the gate's verdict needs, in the order that decides it soonest, and stop once it is "
+           "decided (items not needed are skipped: not measured)", parse_flag, flag=True, group="gate"),
     # engine: how the model runs
     Option("backend", "engine: auto (vllm where it can run here: a visible GPU, or vLLM's CPU build installed; else hf), hf, "
            "vllm, openai, ray (vLLM in Ray Data), scripted (a rule-based stand-in for plumbing tests, not a model), or a "
@@ -397,6 +399,7 @@ class RulerConfig:
     show_ci: bool = spec_default("ci")  # --ruler-ci: intervals in the terminal and Markdown tables
     gate_confidence: float | None = spec_default("gate-confidence")  # gate on the effective length's lower bound
     sequential: bool = spec_default("sequential")  # anytime-valid early stopping per item
+    stop_when_decided: bool = spec_default("stop-when-decided")  # run.decided: only what the verdict needs
     report: Path | None = spec_default("report")
     markdown: Path | None = spec_default("markdown")
     plots: Path | None = spec_default("plots")

@@ -27,6 +27,8 @@ Modes (``--ruler-engine-option=mode=...``):
   prompt that ends inside ``<think>`` (a template that opened it) gets no second ``<think>``.
   Stop strings are honoured (cut before the first, not included).
 - ``crash_after=N``: raises after N completions (to test that finished work is kept).
+- ``blind_above=N``: a prompt of more than N tokens gets "" (a model perfect up to N tokens and blind
+  beyond, measured like a real one: its prompts are built and sent).
 
 Options: :mod:`.scripted_options` declares them (``max_context``, ``mode``, ``crash_after``,
 ``delay``, ``think_tokens``, ``fail_load``); they are coerced by :mod:`.options`. Its context is
@@ -154,6 +156,7 @@ class ScriptedEngine(EngineBase):
         self.crash_after = opts["crash_after"]
         self.delay = opts["delay"]
         self.think_tokens = opts["think_tokens"]
+        self.blind_above = opts["blind_above"]
         self.tokenizer = load_tokenizer(config.tokenizer or "smollm2-135m")
         self.calls = 0
 
@@ -161,11 +164,13 @@ class ScriptedEngine(EngineBase):
     def describe(config: EngineConfig) -> Mapping[str, Any]:
         opts = engine_options(config, "scripted")
         thinking = {"think_tokens": opts["think_tokens"]} if opts["mode"] == "thinking" else {}
-        return {"engine": "scripted (test engine, not a model)", "mode": opts["mode"], "tokenizer": config.tokenizer or "smollm2-135m", **thinking}
+        blind = {"blind_above": opts["blind_above"]} if opts["blind_above"] is not None else {}
+        return {"engine": "scripted (test engine, not a model)", "mode": opts["mode"], "tokenizer": config.tokenizer or "smollm2-135m", **thinking, **blind}
 
     def identity(self) -> Mapping[str, Any]:
         thinking = {"think_tokens": self.think_tokens} if self.mode == "thinking" else {}
-        return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name, **thinking}
+        blind = {"blind_above": self.blind_above} if self.blind_above is not None else {}
+        return {"engine": "scripted (test engine, not a model)", "mode": self.mode, "tokenizer": self.tokenizer.name, **thinking, **blind}
 
     def _thinking(self, r: GenerationRequest) -> Completion:
         text = thinking_answer(r.prompt, self.think_tokens)
@@ -192,7 +197,9 @@ class ScriptedEngine(EngineBase):
                 if self.delay:
                     time.sleep(self.delay)
                 r = requests[i]
-                if self.mode == "error":
+                if self.blind_above is not None and r.prompt_tokens > self.blind_above:
+                    c = Completion("", r.prompt_tokens, 0, "stop", 0.0)  # blind beyond blind_above
+                elif self.mode == "error":
                     c = Completion("", r.prompt_tokens, 0, "error", 0.0, "scripted failure")
                 elif self.mode == "thinking":
                     c = self._thinking(r)

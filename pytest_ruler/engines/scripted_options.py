@@ -18,5 +18,6 @@ OPTIONS: tuple[EngineOption, ...] = (
     EngineOption("crash_after", "int", None, "raise after this many completions (finished work must be kept)", minimum=0),
     EngineOption("delay", "float", 0.0, "seconds per request", minimum=0.0),
     EngineOption("think_tokens", "int", 200, "mode=thinking: tokens it thinks before it answers as the oracle does", minimum=0),
+    EngineOption("blind_above", "int", None, "answer \"\" to a prompt of more tokens than this (a model perfect up to it, blind beyond)", minimum=1),
     EngineOption("fail_load", "str", None, "refuse to build, with this text (tests of a failing load)"),
 )

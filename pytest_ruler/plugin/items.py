@@ -7,7 +7,9 @@ node id has a real root like any test file's, and ``-k niah_single_1``,
 JUnit XML work as users expect; the progress line reads ``ruler ..F.``. With ``--ruler-mapreduce`` each item
 has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
 samples by chunked inference (``-k mapreduce`` selects the twins). Items are ordered length-major, so an
-xdist worker's consecutive items share a prompt length.
+xdist worker's consecutive items share a prompt length; with ``--ruler-stop-when-decided`` the lengths
+come in the order that decides the gate soonest, and an item the verdict no longer needs is skipped
+as "not measured (decided without it)" (run.decided; ``DECIDER_KEY`` holds what it has seen).
 
 What an item's outcome means: without a gate, a baseline or a relative mark, an item asserts
 its mark (it fails below it). With one (``RulerConfig.gated``) the exit code is the run's verdict
@@ -18,7 +20,7 @@ the verdict passes; an errored item still fails (it fails the verdict too). ``-x
 error, not at a measurement; ``--lf`` reruns errored items (and, after a failed verdict, the
 selection: plugin.verdict_report).
 
-Public names: ``RulerItem``, ``RulerSuite``, ``make_items``, ``parse_item_name``,
+Public names: ``DECIDER_KEY``, ``RulerItem``, ``RulerSuite``, ``make_items``, ``native_cells``, ``parse_item_name``,
 ``record_result`` (and, from :mod:`.keys`, ``SESSION_KEY`` and ``RESULT_ATTR``).
 """
 
@@ -33,9 +35,12 @@ import pytest
 
 from ..outside_text import escaped
 from ..run.session import ItemResult, RulerSession, one_line
+from ..run.decided import Decider, make_plan
 from .keys import RESULT_ATTR, SESSION_KEY
 
-__all__ = ["RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "parse_item_name", "record_result"]
+DECIDER_KEY = pytest.StashKey["Decider"]()  # --ruler-stop-when-decided: what the verdict still needs (run.decided)
+
+__all__ = ["DECIDER_KEY", "RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "native_cells", "parse_item_name", "record_result"]
 
 SUITE_NAME = "ruler"
 
@@ -62,6 +67,11 @@ def parse_item_name(nodeid: str) -> tuple[str, int, int, str] | None:
     if m is None or not nodeid.startswith(f"{SUITE_NAME}::"):
         return None
     return m["task"], int(m["length"]), int(m["seed"]), "mapreduce" if m["mapreduce"] else "native"
+
+
+def native_cells(items: Any) -> list[tuple[str, int, int]]:
+    """The (task, length, seed) cells of the native suite items among ``items``."""
+    return [(i.task, i.length, i.seed) for i in items if isinstance(i, RulerItem) and i.mode == "native"]
 
 
 def measured(result: ItemResult) -> str:
@@ -92,8 +102,18 @@ class RulerItem(pytest.Item):
 
     def runtest(self) -> None:
         session = self.config.stash[SESSION_KEY]
+        decider = self.config.stash.get(DECIDER_KEY, None) if self.mode == "native" else None
+        cell = (self.task, self.length, self.seed)
+        if decider is not None:  # --ruler-stop-when-decided (run.decided): skipped when the verdict needs it not
+            decider.expect(native_cells(self.session.items))
+            why = decider.needed(cell)
+            if why is not True:
+                decider.finished(cell)
+                pytest.skip(str(why))
         missing = session.data_missing(self.task)
         if missing:
+            if decider is not None:
+                decider.finished(cell)
             pytest.skip(missing)
         started = time.perf_counter()
         try:
@@ -105,6 +125,8 @@ class RulerItem(pytest.Item):
             self._traceback = traceback.format_exc()
             result = session.errored_result(self.task, self.length, self.seed, self.mode, one_line(exc), time.perf_counter() - started)
         record_result(self, result)
+        if decider is not None:
+            decider.finished(cell, result)
         self.user_properties += [
             ("ruler_task", self.task),
             ("ruler_length", self.length),
@@ -149,6 +171,9 @@ def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
     # a virtual file under the rootdir: node ids "ruler::<task>[<length>-seed<seed>]"
     suite = RulerSuite.from_parent(session, path=session.config.rootpath / SUITE_NAME)
     c = rs.config
+    plan, _ = make_plan(c)
+    if plan is not None:  # measured in the order that decides the gate soonest
+        session.config.stash[DECIDER_KEY] = Decider(plan, dynamic=not hasattr(session.config, "workerinput"))
     items = []
     for length in c.lengths:
         for task in c.tasks:
@@ -157,6 +182,8 @@ def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
                     params = f"{length}-seed{seed}{suffix}"
                     items.append(RulerItem.from_parent(suite, name=f"{task}[{params}]", task=task, length=length, seed=seed,
                                                        mode=mode, **_structured_id(suite, task, params)))
+    if plan is not None:
+        items.sort(key=lambda i: (plan.order(i.length), i.length))  # stable: tasks, seeds and modes keep their order
     # announce them as collected, as a file's collector would (the "collected N items" line)
     session.ihook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, items))
     return items

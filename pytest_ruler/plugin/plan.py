@@ -58,7 +58,18 @@ class Plan:
         self._cells = [_cell(i) for i in self.items]
 
     def upcoming(self, config: Any, item: Any, nextitem: Any) -> list[tuple]:
-        """The native cells this process runs after ``item``."""
+        """The native cells this process runs after ``item`` (with ``--ruler-stop-when-decided``, only
+        those the verdict still needs, at the running item's length: run.decided.Decider.window)."""
+        from .items import DECIDER_KEY
+
+        cells = self._upcoming(config, item, nextitem)
+        decider = config.stash.get(DECIDER_KEY, None)
+        current = _cell(item)
+        if decider is None or current is None:
+            return cells
+        return decider.window(current, cells)
+
+    def _upcoming(self, config: Any, item: Any, nextitem: Any) -> list[tuple]:
         if self.worker:
             pending = worker_pending(config)
             following = [nextitem] if nextitem is not None else []

@@ -36,6 +36,7 @@ from ..engines.dtypes import dtype_line
 from ..errors import RulerUsageError
 from .items import SESSION_KEY, make_items, parse_item_name
 from .plan import Plan
+from ..run.decided import plan_lines
 from ..lengths import format_length
 from ..outside_text import escaped, shown
 from ..secrets import scrub
@@ -132,6 +133,7 @@ class RulerPlugin:
         except RulerUsageError as exc:
             # the message may quote outside text (a model name, a server's answer): escaped line by line
             raise pytest.UsageError("\n".join(escaped(scrub(line)) for line in str(exc).splitlines())) from None
+        lines += plan_lines(self.rs.config, xdist=getattr(config.option, "dist", "no") not in (None, "no"))
         # the model's name, paths and template text come from outside: shown escaped
         return [escaped(scrub(line)) for line in lines + [f"ruler: warning: {w}" for w in self.rs.warnings]]
 

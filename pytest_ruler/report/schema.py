@@ -93,6 +93,8 @@ def build_schema() -> dict[str, Any]:
     def ci95(desc: str) -> Node:
         return opt("array", desc, items={"type": "number"}, minItems=2, maxItems=2)
 
+    cost = {"prompt_tokens": count("Prompt tokens."), "completion_tokens": count("Completion tokens."),
+            "engine_seconds": t("number", "Engine seconds (engine work, not wall time; an answer from the cache counts when it was made).", minimum=0)}
     interval = obj("A mean's 95 % interval, in points.", {
         "score": t("number", "The mean, in points."),
         "n": count("Samples behind it (cells only)."),
@@ -247,6 +249,7 @@ def build_schema() -> dict[str, Any]:
             "untrusted": count("Answers whose count could not be true (left out)."),
         }),
         "endpoints": mapping("Per server URL (--ruler-base-url): its share of the item's calls.", ref("endpoint")),
+        "cost": obj("What the item cost ({} when unknown: an errored item).", cost),
         "samples_used": count("Samples scored (fewer than samples when --ruler-sequential stopped early)."),
         "stderr": opt("number", "Standard error of the score, in points (null: errored or no per-sample scores).", minimum=0),
         "ci95": ci95("95 % interval of the score [low, high], in points."),
@@ -331,6 +334,8 @@ def build_schema() -> dict[str, Any]:
                 "untrusted": count("Answers whose count could not be true (left out)."),
             }, nullable=True),
             "endpoints": mapping("Per server URL (--ruler-base-url): its share of the run's calls.", ref("endpoint"), nullable=True),
+            "cost": obj("What the run's items cost, summed (items not measured cost nothing).", {
+                **cost, "items": count("Items it adds up.")}, nullable=True),
             "chat_template": opt("string", "The prompt template (chat:<model>, base, or a file)."),
             "samples_per_item": t("integer", "Samples per item asked for (--ruler-samples)."),
             "seeds": arr("The seeds (--ruler-seeds).", {"type": "integer"}),
@@ -371,7 +376,8 @@ def build_schema() -> dict[str, Any]:
             "interrupted": t("boolean", "The run was interrupted (Ctrl-C): its verdict is not decided."),
             "skipped": arr("Suite items that were skipped, with their reasons.", obj("A skipped item.", {
                 "item": t("string", "Test id."), "task": t("string", "Task."), "length": t("integer", "Length."),
-                "seed": t("integer", "Seed."), "mode": t("string", "Mode."), "reason": t("string", "Why it was skipped."),
+                "seed": t("integer", "Seed."), "mode": t("string", "Mode."),
+                "reason": t("string", "Why it was skipped (--ruler-stop-when-decided: \"not measured (decided without it): ...\")."),
             })),
             "verdict": obj("The run's verdict: what decided its exit status.", {
                 "status": t("string", "passed, failed or not decided.", enum=["passed", "failed", "not decided"]),
@@ -380,7 +386,7 @@ def build_schema() -> dict[str, Any]:
                 "gated": t("boolean", "A gate, a baseline or a relative mark decided the run."),
                 "line": t("string", "The terminal's last line, ruler verdict: ..."),
                 "reasons": arr("Each reason.", obj("A reason.", {
-                    "kind": t("string", "What it is about (gate, baseline, errors, items, incomplete, shard, ...)."),
+                    "kind": t("string", "What it is about (gate, baseline, errors, items, incomplete, shard, planned, ...)."),
                     "status": t("string", "passed, failed, not decided or note."),
                     "text": t("string", "The reason, in words."),
                     "cells": arr("The cells it rests on.", obj("A cell.", {

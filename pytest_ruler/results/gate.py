@@ -45,7 +45,7 @@ from .intervals import effective_length_bounds, pooled_cells, relative_bounds
 from .marks import describe
 from .regressions import summarize_regressions
 from .report import Report, as_report
-from .verdict import FAILED, NOT_DECIDED, NOTE, PASSED, Reason, Verdict, cell_label, count, name_cells
+from .verdict import FAILED, NOT_DECIDED, NOT_MEASURED, NOTE, PASSED, Reason, Verdict, cell_label, count, name_cells
 
 __all__ = ["Verdict", "gate", "gate_lines"]
 
@@ -213,6 +213,10 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
         reasons += _items(report, relative, None if suite is None else set(suite))
     if not reasons:  # asked: the gates said it; not asked: nothing to judge, and nothing failed
         reasons.append(Reason("items", NOT_DECIDED if not asked else FAILED, "no RULER item produced a result: nothing was measured"))
+    planned = [s for s in report.skipped if str(s.get("reason", "")).startswith(NOT_MEASURED)]
+    if planned:  # --ruler-stop-when-decided (run.decided): say that the verdict rests on part of the table
+        reasons.append(Reason("planned", NOTE, f"planned run (--ruler-stop-when-decided): {count(len(planned), 'item')} "
+                                               "not measured (decided without them)"))
     return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, baseline_lines)))
 
 

@@ -78,6 +78,8 @@ class ItemResult:
     # per endpoint that answered this item's engine calls (results.endpoints.tally): {url: {"requests",
     # "seconds", "prompt_tokens", "cached_tokens" (where reported), "moved_off"}}; {} for engines without endpoints
     endpoints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # what it cost (results.cost): {"prompt_tokens", "completion_tokens", "engine_seconds"}; {} when unknown
+    cost: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -92,6 +94,7 @@ class ItemResult:
         d["prefix_cache"] = dict(self.prefix_cache)
         d["thinking"] = dict(self.thinking)
         d["endpoints"] = {url: dict(rec) for url, rec in self.endpoints.items()}
+        d["cost"] = dict(self.cost)
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -110,6 +113,7 @@ class ItemResult:
         d["prefix_cache"] = dict(d.get("prefix_cache") or {})
         d["thinking"] = dict(d.get("thinking") or {})
         d["endpoints"] = {str(url): dict(rec) for url, rec in (d.get("endpoints") or {}).items()}
+        d["cost"] = dict(d.get("cost") or {})
         return cls(**d)
 
     def failure_message(self, threshold: float | None = None) -> str:

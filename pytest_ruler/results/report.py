@@ -43,6 +43,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from .budgets import summary_outcomes
+from .cost import cost_total
 from .endpoints import endpoint_total, trusted_cached
 from .intervals import cell_interval
 from .item import SCHEMA, ItemResult, item_passes
@@ -59,11 +60,11 @@ SUMMARY_DIGITS = 4  # the stored summary's means (per length, Avg, wAvg); effect
 _ORDER = ("schema", "complete", "model", "backend", "tokenizer", "haystack_corpus", "threshold", "task_thresholds",
           "items", "summary")
 _RUN_ORDER = ("items_expected", "items_finished", "warnings", "interrupted", "skipped")  # the plugin's, after the rest
-_TYPED = set(_ORDER) | set(_RUN_ORDER) | {"mapreduce_vs_native", "prefix_cache", "endpoints"}
+_TYPED = set(_ORDER) | set(_RUN_ORDER) | {"mapreduce_vs_native", "prefix_cache", "endpoints", "cost"}
 #: an item's JSON entries, in order (ItemResult's fields less the map-reduce ones, which only twins carry)
 _ITEM_KEYS = ("task", "length", "seed", "mode", "samples", "score", "threshold", "passed", "nulls", "seconds",
               "over_length", "errors", "cached", "engine_calls", "prompt_tokens", "failures", "reasons", "depth_scores", "error",
-              "sample_scores", "sample_hashes", "stopped", "predictions", "prefix_cache", "endpoints")
+              "sample_scores", "sample_hashes", "stopped", "predictions", "prefix_cache", "endpoints", "cost")
 _FIELDS = {f.name for f in dataclasses.fields(ItemResult)}
 
 
@@ -177,6 +178,7 @@ class Report:
         order = _ORDER + ("gate",) + (("mapreduce_vs_native",) if any(r.mode == "mapreduce" for r in items) else ())
         order += ("prefix_cache",) if any(r.prefix_cache for r in items) else ()
         order += ("endpoints",) if any(r.endpoints for r in items) else ()
+        order += ("cost",) if any(r.cost for r in items) else ()  # the run's (results.cost), from its items
         report = cls(items=items, threshold=float(threshold), task_thresholds=dict(task_thresholds or {}), model=model,
                      backend=backend, tokenizer=tokenizer, haystack_corpus=haystack_corpus, complete=complete,
                      fields=rest, order=order + tuple(k for k in rest if k != "gate"))
@@ -253,6 +255,8 @@ class Report:
                 out[key] = prefix_cache_total(self.items)
             elif key == "endpoints":
                 out[key] = endpoint_total(self.items)
+            elif key == "cost":
+                out[key] = cost_total(self.items)
             elif key in typed:
                 out[key] = typed[key]
             elif key in self.fields:

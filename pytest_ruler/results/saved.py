@@ -172,6 +172,7 @@ _ITEM_FIELDS: tuple[tuple[str, bool, Callable[[Any], bool], str], ...] = (
     ("mapreduce", False, _is_object, "an object"),
     ("prefix_cache", False, _is_object, "an object"),
     ("endpoints", False, _is_object, "an object"),
+    ("cost", False, _is_object, "an object"),
     ("depth_scores", False, lambda v: isinstance(v, (Mapping, list)), "an object {depth: score} or a list"),
     ("stderr", False, _optional(lambda v: _number(v, 0.0)), "null or a number >= 0"),
     ("ci95", False, _optional(lambda v: isinstance(v, list) and len(v) == 2 and all(_number(x) for x in v)), "null or [low, high]"),

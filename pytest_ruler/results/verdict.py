@@ -23,7 +23,7 @@ Who decides what: with a gate (``--ruler-require-effective-length``, the map-red
 baseline, those decide (plus errors and completeness) and an item's own mark does not; without
 them, every item's mark does (under ``rel:F`` the marks resolved at the run's end).
 
-Public names: ``Reason``, ``Verdict``, ``PASSED``, ``FAILED``, ``NOT_DECIDED``, ``NOTE``, ``EXIT_STATUS``,
+Public names: ``Reason``, ``Verdict``, ``PASSED``, ``FAILED``, ``NOT_DECIDED``, ``NOTE``, ``NOT_MEASURED``, ``EXIT_STATUS``,
 ``cell_label``, ``count``, ``name_cells``.
 """
 
@@ -35,11 +35,12 @@ from typing import Any, Mapping, Sequence
 
 from ..lengths import format_length
 
-__all__ = ["EXIT_STATUS", "FAILED", "NOTE", "NOT_DECIDED", "PASSED", "Reason", "Verdict", "cell_label", "count", "name_cells"]
+__all__ = ["EXIT_STATUS", "FAILED", "NOTE", "NOT_DECIDED", "NOT_MEASURED", "PASSED", "Reason", "Verdict", "cell_label", "count", "name_cells"]
 
 PASSED, FAILED, NOT_DECIDED = "passed", "failed", "not decided"
 NOTE = "note"  # a reason that is said whatever the status and never decides it (a baseline from another engine)
 EXIT_STATUS = {PASSED: 0, FAILED: 1, NOT_DECIDED: 2}
+NOT_MEASURED = "not measured (decided without it)"  # a skipped item's reason under --ruler-stop-when-decided (run.decided)
 _WORD = {PASSED: "PASSED", FAILED: "FAILED", NOT_DECIDED: "NOT DECIDED"}
 _COLOUR = {PASSED: "green", FAILED: "red", NOT_DECIDED: "yellow"}
 LINE_PREFIX = "ruler verdict: "
@@ -54,7 +55,8 @@ def cell_label(task: str, length: int, mode: str = "native") -> str:
 @dataclass(frozen=True)
 class Reason:
     """One judged part of the verdict. ``kind``: gate, mapreduce_gate, baseline, identity, errors,
-    items, relative, incomplete, interrupted (a stop at the run's end), shard, dry_run, summary_hook, output. ``final``: a failure the rest
+    items, relative, incomplete, interrupted (a stop at the run's end), shard, dry_run, summary_hook, output,
+    planned (a note: --ruler-stop-when-decided left items not measured). ``final``: a failure the rest
     of the run cannot undo (an errored item; an item below its mark when items decide)."""
 
     kind: str

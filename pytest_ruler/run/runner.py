@@ -50,6 +50,7 @@ from ..engines import GenerationRequest
 from ..results import ItemResult
 from ..results.item import item_passes
 from ..results.budgets import item_thinking
+from ..results.cost import item_cost
 from ..results.endpoints import count_prefix_cache, prefix_cache_record, tally
 from ..results.scoring import count_nulls, get_metric, sample_scorer
 
@@ -304,7 +305,7 @@ class NativeWork:
             thinking=item_thinking(completions, scores, session.config.think_budget),
             stopped=sequential.reason(n, len(completions)) if sequential is not None and sequential.decision and len(completions) < n else None,
             prefix_cache=prefix_cache_record(self.prefix_cache),
-            endpoints=self.endpoints,
+            endpoints=self.endpoints, cost=item_cost(self.prompt_tokens, completions),
         )
 
 
@@ -391,7 +392,7 @@ def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, sample
         engine_calls=sum(not c["cached"] for c in calls), prompt_tokens=sum(c["prompt_tokens"] for c in calls),
         failures=tuple(failures),
         reasons=tuple(sorted({n for o in outcomes for n in o.notes} | {o.error for o in outcomes if o.error})[:3]),
-        calls=tuple(calls),
+        calls=tuple(calls), cost=item_cost(sum(c["prompt_tokens"] for c in calls), calls),
         thinking=item_thinking(call_outcomes, [by_index.get(c["sample"], 0.0) for c in calls], session.config.think_budget),
         sample_scores=scores, sample_hashes=tuple(r.digest for r in refs), predictions=prediction_records(refs, preds, scores),
         mapreduce={
