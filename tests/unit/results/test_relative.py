@@ -147,3 +147,24 @@ def test_the_drop_test_holds_its_level_on_the_mark_and_has_power_above_it():
     assert drop_p([1.0] * 20, [1.0] * 20, 0.85) <= 0.05 < drop_p([1.0] * 10, [1.0] * 10, 0.85)
     partial = [1.0, 0.75] * 25  # partial credit: the betting test, the same direction
     assert drop_p(partial, partial, 0.5) < 0.05 < drop_p(partial, partial, 0.95)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 30), st.integers(2, 30), st.data(), st.sampled_from([0.5, 0.8, 0.85, 0.95]))
+def test_the_exact_drop_test_rejects_only_above_the_mark_and_more_successes_help(n1, n0, data, fraction):
+    from pytest_ruler.results.intervals import drop_p
+
+    x1, x0 = data.draw(st.integers(0, n1)), data.draw(st.integers(0, n0))
+
+    def p(a, b):
+        return drop_p([1.0] * a + [0.0] * (n1 - a), [1.0] * b + [0.0] * (n0 - b), fraction)
+
+    if p(x1, x0) <= 0.05:  # a rejection needs the point estimate above the mark
+        assert x1 / n1 > fraction * x0 / n0
+    if x1 < n1:
+        assert p(x1 + 1, x0) <= p(x1, x0) + 1e-12
+    if x0 < n0:
+        assert p(x1, x0 + 1) >= p(x1, x0) - 1e-12
