@@ -297,9 +297,16 @@ def _exact_drop_p(x1: int, n1: int, x0: int, n0: int, fraction: float) -> float:
     stat = (a - fraction * b) / np.sqrt(a * (1 - a) / n1 + fraction ** 2 * b * (1 - b) / n0 + 0.25 / (n1 * n0))
     extreme = (stat >= stat[x1, x0] - 1e-12).astype(float)
     probs = _binomial_rows(n1) @ extreme @ _binomial_rows(n0).T  # [i, j]: P(extreme) at p1 = grid[i], p0 = grid[j]
+    return min(1.0, float(np.where(_null(fraction), probs, 0.0).max()))
+
+
+@functools.lru_cache(maxsize=16)
+def _null(fraction: float):
+    """The null's grid points: ``p1 <= F p0`` (rows p1, columns p0)."""
+    import numpy as np
+
     grid = np.linspace(0.0, 1.0, _NULL_GRID)
-    null = grid[:, None] <= fraction * grid[None, :] + 1e-12
-    return min(1.0, float(probs[null].max()))
+    return grid[:, None] <= fraction * grid[None, :] + 1e-12
 
 
 def _relative_ps(cells: Mapping[int, Sequence[Sequence[float]] | None], base_length: int, fraction: float,
