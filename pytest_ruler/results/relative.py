@@ -20,10 +20,11 @@ scores 0 at the base length passes nowhere (0 is not above 0).
 The bound (``Eff.LB`` under ``rel:F``) is the fixed-sequence procedure over the lengths from
 the base one up, each hypothesis "score(L) <= F × base": the base length is in it when its score
 is above 0 (the only way it can fail its own mark), and each later length when the drop test
-``intervals.drop_p`` rejects at the full ``α``: a stratified betting test of ``score(L) - F ×
-base > 0`` over both cells' samples (the Total's: over the tasks' cells at both lengths), so the
-base's own sampling error is in the test. The first non-rejection stops; the family-wise error
-is at most ``α`` without splitting it. (Before issue 38 the base length itself was tested
+``intervals.drop_rejects`` rejects "score(L) <= F × base" at the full ``α`` with both lengths'
+samples in it, so the base's own sampling error is in the test: for one task the exact
+unconditional test (0/1 scores) or a betting test (partial credit); for the Total over several
+tasks the base's upper bound at ``α/2`` and the stratified test against ``F ×`` it at ``α/2``.
+The first non-rejection stops; the fixed sequence spends no more than ``α`` over the lengths. (Before issue 38 the base length itself was tested
 against ``F ×`` its own upper bound at ``α/2``: a test it cannot pass with few samples, so the
 bound was None in every run at n = 20; ``bench/stats_calibration.py``'s ``relative`` rows.)
 
