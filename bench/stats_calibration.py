@@ -39,9 +39,15 @@ Measured:
    test where the truth is above the threshold. Each rate carries its Monte Carlo standard
    error ``sqrt(r (1 - r) / runs)`` and ``holds``: size <= alpha + 2 SE, coverage >= 0.95 - 2 SE.
 
+5. Issue 38 (``issue38``, bench/stats_calibration_power.py): the rel:F bound's size and power
+   before and after, the order-free betting interval's coverage, and the numbers the docs state
+   (how often some task's Eff.LB is above its truth; samples a gate needs for 80 % power).
+   ``--only-issue38`` recomputes these rows alone and updates them in ``--out``.
+
 Rates carry a 95 % Wilson interval over the simulations (Monte Carlo error).
 
-    python bench/stats_calibration.py [--sims 1000] [--level-runs 2000] [--seed 0] [--out bench/results/stats_calibration.json]
+    python bench/stats_calibration.py [--sims 1000] [--level-runs 2000] [--issue38-runs 1000] [--only-issue38] [--seed 0]
+        [--out bench/results/stats_calibration.json]
 """
 
 from __future__ import annotations
@@ -279,7 +285,17 @@ def main() -> int:
     ap.add_argument("--level-runs", type=int, default=2000, help="runs per issue-19 case (>= 200)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "stats_calibration.json"))
+    ap.add_argument("--issue38-runs", type=int, default=1000, help="runs per issue-38 row (>= 100)")
+    ap.add_argument("--only-issue38", action="store_true", help="compute only the issue-38 rows and update them in --out")
     ns = ap.parse_args()
+    from stats_calibration_power import issue38
+
+    if ns.only_issue38:
+        out = json.loads(Path(ns.out).read_text()) if Path(ns.out).exists() else {}
+        out["issue38"] = issue38(ns.seed, max(100, ns.issue38_runs))
+        Path(ns.out).write_text(json.dumps(out, indent=1) + "\n")
+        print(json.dumps(out["issue38"], indent=1))
+        return 0
     rng = np.random.default_rng(ns.seed)
     t0 = time.perf_counter()
     sims, cov_sims = ns.sims, max(200, ns.sims // 2)
@@ -309,6 +325,7 @@ def main() -> int:
         "alpha": ALPHA, "threshold": THRESHOLD, "lengths": LENGTHS, "sims": sims, "coverage_sims": cov_sims,
         "seed": ns.seed, "baseline": baseline, "true_curves": {k: v[0] for k, v in curves.items()},
         "bound_coverage": coverage, "levels": level_rows, "levels_seconds": round(t_levels, 1),
+        "issue38": issue38(ns.seed, max(100, ns.issue38_runs)),
         "seconds": round(time.perf_counter() - t0, 1),
     }
     Path(ns.out).parent.mkdir(parents=True, exist_ok=True)

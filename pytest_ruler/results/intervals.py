@@ -52,23 +52,25 @@ stops the sequence (no evidence). The bound is never above the point estimate's 
 and so never above the paper's effective length.
 
 Under a relative mark (``rel:F``, :mod:`.relative`) the bound is :func:`relative_bounds`: the
-same procedure against ``F ×`` the base score's upper confidence bound (see its docstring).
+same fixed sequence from the base length up, each later length by the drop test :func:`drop_rejects`
+("score(L) > F × base", both lengths' samples in it) at the full α (see its docstring).
 
-Public names: ``LEVEL``, ``NO_BASE``, ``cell_interval``, ``combine``, ``effective_length_bounds``,
-``fixed_sequence_bound``, ``pooled_cells``, ``relative_bounds``, ``summary_intervals``.
+Public names: ``LEVEL``, ``NO_BASE``, ``cell_interval``, ``combine``, ``drop_p``, ``drop_rejects``,
+``effective_length_bounds``, ``fixed_sequence_bound``, ``pooled_cells``, ``relative_bounds``, ``summary_intervals``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .item import ItemResult
-from .stats import bounded_mean_interval, bounded_mean_p, clopper_pearson, is_binary, mean_above_p, z_quantile
+from .stats import bounded_mean_interval, bounded_mean_p, clopper_pearson, is_binary, mean_above_p, round_mean_p, z_quantile
 
-__all__ = ["LEVEL", "NO_BASE", "cell_interval", "combine", "effective_length_bounds", "fixed_sequence_bound", "pooled_cells",
-           "relative_bounds", "summary_intervals"]
+__all__ = ["LEVEL", "NO_BASE", "cell_interval", "combine", "drop_p", "drop_rejects", "effective_length_bounds",
+           "fixed_sequence_bound", "pooled_cells", "relative_bounds", "summary_intervals"]
 
 LEVEL = 0.95  # the intervals' level (the JSON's "ci95")
 
@@ -237,32 +239,120 @@ def effective_length_bounds(cells: Cells, task_scores: Mapping[str, Mapping[int,
 NO_BASE = 100.0  # the mark of a task (or Total) without a base score under rel:F: nothing is above it
 
 
-def _upper(strata: Sequence[Sequence[float] | None], level: float) -> float | None:
-    """The one-sided upper confidence bound at ``1 - (1 - level) / 2`` of the strata's mean, in points."""
-    if not strata or any(not s or len(s) < 2 for s in strata):
-        return None
-    return 100.0 * bounded_mean_interval([list(s) for s in strata], level)[1]
+_EXACT_CELLS = 1_100_000  # outcome pairs of the exact drop test (about 1,000 samples a side); beyond: betting
+_NULL_GRID = 401  # points per axis of the grid the exact test's supremum over the null is taken on
+
+
+def drop_p(current: Sequence[float], base: Sequence[float], fraction: float, alpha: float = 1.0 - LEVEL) -> float:
+    """One-sided p-value of "this cell's true mean is above ``fraction`` times the base cell's"
+    (scores in [0, 1], the two cells independent): the drop test of ``rel:F`` for one task. Both
+    cells' sampling errors are in it, at the one level ``alpha``.
+
+    0/1 scores: the exact unconditional test (:func:`_exact_drop_p`). Partial credit: ``mean(cur) - F
+    mean(base) > 0`` is ``(mean(cur) + F mean(1 - base)) / (1 + F) > F / (1 + F)``, the weighted mean
+    of the cell and the base's scores flipped to ``1 - y`` (weights 1 and F), tested at any n by
+    betting on each round's weighted mean (:func:`~pytest_ruler.results.stats.round_mean_p`)."""
+    if is_binary(current) and is_binary(base) and (len(current) + 1) * (len(base) + 1) <= _EXACT_CELLS:
+        return _exact_drop_p(int(round(math.fsum(current))), len(current), int(round(math.fsum(base))), len(base), fraction)
+    strata = [list(current), [1.0 - y for y in base]]
+    return round_mean_p(strata, fraction / (1.0 + fraction), [1.0, fraction], alpha=alpha)
+
+
+def drop_rejects(current: Sequence[Sequence[float]], base: Sequence[Sequence[float]], fraction: float, alpha: float) -> bool:
+    """Whether the drop test rejects "mean of the current cells' true means <= ``fraction`` x the base
+    cells'" at level ``alpha``. One cell a side: :func:`drop_p`. The Total over several tasks: the
+    base's upper confidence bound at ``1 - alpha/2`` (the stratified betting interval of its cells),
+    and the stratified betting test of the current cells against ``fraction x`` that bound at
+    ``alpha/2``: both errors together stay below ``alpha`` (a union bound). For several tasks this
+    keeps the stratified test's power; the round-mean betting of :func:`drop_p` would pool each
+    round of 2k cells into one bounded value and bet little on it (0.1 against 0.55 at 4 tasks,
+    n = 20, base 95: bench/stats_calibration.py)."""
+    if len(current) == len(base) == 1:
+        return drop_p(current[0], base[0], fraction, alpha) <= alpha
+    high = bounded_mean_interval([list(s) for s in base], 1.0 - alpha)[1]
+    return bounded_mean_p([list(s) for s in current], fraction * high, alpha=alpha / 2) <= alpha / 2
+
+
+@functools.lru_cache(maxsize=64)
+def _binomial_rows(n: int):
+    """``P(X = k)`` for ``X ~ Binomial(n, p)``: rows over the null grid's ``p``, columns ``k = 0..n``."""
+    import numpy as np
+    from scipy.stats import binom
+
+    return binom.pmf(np.arange(n + 1)[None, :], n, np.linspace(0.0, 1.0, _NULL_GRID)[:, None])
+
+
+def _exact_drop_p(x1: int, n1: int, x0: int, n0: int, fraction: float) -> float:
+    """The exact unconditional test of ``H0: p1 <= F p0`` (``x1`` of ``n1`` now, ``x0`` of ``n0`` at the
+    base; Barnard's construction, generalised to a ratio): order the outcomes by the Wald statistic
+    ``(p1^ - F p0^) / sqrt(p1^(1-p1^)/n1 + F^2 p0^(1-p0^)/n0 + 1/(4 n1 n0))`` (the last term ranks a
+    perfect cell, of no variance, as the most extreme); the p-value is the largest probability of an
+    outcome at least as extreme as the observed one over every (p1, p0) of the null, taken on a
+    ``_NULL_GRID`` x ``_NULL_GRID`` grid. Where a betting test needs many samples (two perfect 20-sample
+    cells: power 0.1 at rel:0.85) this one uses the binomial law itself (0.4; bench/stats_calibration.py)."""
+    import numpy as np
+
+    a = np.arange(n1 + 1)[:, None] / n1
+    b = np.arange(n0 + 1)[None, :] / n0
+    stat = (a - fraction * b) / np.sqrt(a * (1 - a) / n1 + fraction ** 2 * b * (1 - b) / n0 + 0.25 / (n1 * n0))
+    extreme = (stat >= stat[x1, x0] - 1e-12).astype(float)
+    probs = _binomial_rows(n1) @ extreme @ _binomial_rows(n0).T  # [i, j]: P(extreme) at p1 = grid[i], p0 = grid[j]
+    return min(1.0, float(np.where(_null(fraction), probs, 0.0).max()))
+
+
+@functools.lru_cache(maxsize=16)
+def _null(fraction: float):
+    """The null's grid points: ``p1 <= F p0`` (rows p1, columns p0)."""
+    import numpy as np
+
+    grid = np.linspace(0.0, 1.0, _NULL_GRID)
+    return grid[:, None] <= fraction * grid[None, :] + 1e-12
+
+
+def _relative_ps(cells: Mapping[int, Sequence[Sequence[float]] | None], base_length: int, fraction: float,
+                 alpha: float) -> dict[int, float | None]:
+    """The fixed sequence's outcomes under ``rel:F`` (0.0 rejected, 1.0 not, None no evidence):
+    ``cells`` maps each length to its strata. At the base length H0 is ``base <= F base``, i.e.
+    ``base <= 0``: rejected, with size 0, when any base score is above 0 (a mean-0 cell of scores in
+    [0, 1] has only zeros); after it, the drop test :func:`drop_rejects` at the full ``alpha``."""
+    base = cells.get(base_length)
+    if base is None:
+        return {base_length: None}
+    ps: dict[int, float | None] = {base_length: 0.0 if any(y > 0 for s in base for y in s) else 1.0}
+    for length in sorted(L for L in cells if L > base_length):
+        cur = cells[length]
+        ps[length] = None if cur is None else (0.0 if drop_rejects(cur, base, fraction, alpha) else 1.0)
+    return ps
+
+
+def _strata_or_none(cells: Mapping[str, Mapping[int, Any]], tasks: Sequence[str], length: int) -> list[list[float]] | None:
+    got = [cells[t].get(length) for t in tasks if length in cells[t]]
+    return None if not got or any(not s or len(s) < 2 for s in got) else [list(s) for s in got]
 
 
 def relative_bounds(cells: Mapping[str, Mapping[int, Any]], task_scores: Mapping[str, Mapping[int, float]],
                     info: Mapping[str, Any], confidence: float, *, total_tasks: Sequence[str] | None = None
                     ) -> tuple[int | None, dict[str, int | None]]:
     """(the Total's bound, {task: bound}) under the relative mark ``info`` (the report's
-    ``relative_threshold`` entry, :mod:`.relative`): the base carries its own uncertainty (a union
-    bound). At confidence ``1 - α`` each base is replaced by its one-sided upper confidence bound at
-    level ``1 - α/2`` (the betting interval of the base cell's samples, or of the Total's cells at the
-    base length), and :func:`effective_length_bounds` runs against ``F ×`` that bound at ``1 - α/2``."""
+    ``relative_threshold`` entry, :mod:`.relative`), at ``confidence = 1 - α``: the fixed-sequence
+    procedure over the lengths from the base one up, of the hypotheses "score(L) <= F × base"
+    (:func:`_relative_ps`): the base length is in the bound when its score is above 0, each later
+    length when the drop test :func:`drop_p` (this length's samples against the base cell's, or the
+    Total's cells against the Total's base cells) rejects at the full α; the first non-rejection stops.
+    A task's base is its shortest tested cell, the Total's the cells at ``base_length`` (issue 38:
+    testing the base against F × its own upper bound at α/2 left the bound None in every run at n = 20)."""
     F, L0 = float(info["fraction"]), info.get("base_length")
     alpha = 1.0 - confidence
     if L0 is None:
         return None, {t: None for t in cells}
-    in_total = [t for t in cells if total_tasks is None or t in total_tasks]
-    hi_total = _upper([cells[t].get(L0) for t in in_total], confidence)
-    marks: dict[str, float] = {}
-    for task in cells:
+    per_task: dict[str, int | None] = {}
+    for task in sorted(cells):
         tested = sorted(cells[task])
-        hi = _upper([cells[task].get(tested[0])], confidence) if tested else None
-        marks[task] = min(F * hi, NO_BASE) if hi is not None else NO_BASE
-    total_mark = min(F * hi_total, NO_BASE) if hi_total is not None else NO_BASE
-    return effective_length_bounds(cells, task_scores, total_mark, 1.0 - alpha / 2, task_thresholds=marks,
-                                   total_tasks=total_tasks)
+        by_length = {L: _strata_or_none(cells, [task], L) for L in tested}
+        per_task[task] = fixed_sequence_bound(_relative_ps(by_length, tested[0], F, alpha), alpha) if tested else None
+    in_total = [t for t in cells if total_tasks is None or t in total_tasks]
+    lengths = sorted({L for t in in_total for L in cells[t] if L >= L0})
+    total_cells = {L: _strata_or_none(cells, in_total, L) for L in lengths}
+    if L0 not in total_cells or any(L0 not in cells[t] for t in in_total):
+        return None, per_task
+    return fixed_sequence_bound(_relative_ps(total_cells, L0, F, alpha), alpha), per_task

@@ -17,11 +17,16 @@ scores 0 at the base length passes nowhere (0 is not above 0).
         command's ``--threshold``; an absolute mark works too)
     cells + info ──relative_bounds(cells, task_scores, info, confidence)──► (Total's bound, {task: bound})
 
-The bound carries the base's own uncertainty (a union bound): at confidence ``1 - α`` the
-base is replaced by its one-sided upper confidence bound at level ``1 - α/2`` (the betting
-interval of the base cell's samples, or of the Total's cells at the base length), and the
-usual fixed-sequence bound (``intervals.effective_length_bounds``) is run against
-``F ×`` that upper bound at level ``1 - α/2``. Both errors together stay below ``α``.
+The bound (``Eff.LB`` under ``rel:F``) is the fixed-sequence procedure over the lengths from
+the base one up, each hypothesis "score(L) <= F × base": the base length is in it when its score
+is above 0 (the only way it can fail its own mark), and each later length when the drop test
+``intervals.drop_rejects`` rejects "score(L) <= F × base" at the full ``α`` with both lengths'
+samples in it, so the base's own sampling error is in the test: for one task the exact
+unconditional test (0/1 scores) or a betting test (partial credit); for the Total over several
+tasks the base's upper bound at ``α/2`` and the stratified test against ``F ×`` it at ``α/2``.
+The first non-rejection stops; the fixed sequence spends no more than ``α`` over the lengths. (Before issue 38 the base length itself was tested
+against ``F ×`` its own upper bound at ``α/2``: a test it cannot pass with few samples, so the
+bound was None in every run at n = 20; ``bench/stats_calibration.py``'s ``relative`` rows.)
 
 Where a task's base is missing (its shortest tested cell errored), its mark is 100 and
 nothing of it passes (never the Total's: other tasks' scores are no base for it); where the

@@ -29,13 +29,12 @@ Per-sample statistics (scipy.stats, imported on first use):
         n: a partial-credit cell (one stratum) or a Total, Avg, wAvg (one stratum per cell)
     ``t_quantile`` / ``z_quantile``: Student-t and normal quantiles.
 
-:mod:`pytest_ruler.results.baseline` turns cells into counts and calls these;
-:mod:`pytest_ruler.results.paired` and :mod:`pytest_ruler.results.intervals` call the
-per-sample ones.
+    ``round_mean_p``: the same hypothesis, betting on each round's weighted mean (``intervals.drop_p``)
+:mod:`.baseline` turns cells into counts and calls these; :mod:`.paired`, :mod:`.intervals` the rest.
 
 Public names: ``BET_CLIP``, ``CORRECTIONS``, ``ORDERS``, ``TESTS``, ``Paired``, ``adjust``,
 ``bounded_mean_interval``, ``bounded_mean_p``, ``clopper_pearson``, ``fisher_exact_less``, ``is_binary``,
-``mcnemar_exact_less``, ``mean_above_p``, ``paired_less``, ``sign_flip_less``, ``t_quantile``,
+``mcnemar_exact_less``, ``mean_above_p``, ``paired_less``, ``round_mean_p``, ``sign_flip_less``, ``t_quantile``,
 ``two_proportion_z_less``, ``z_quantile``.
 """
 
@@ -49,7 +48,7 @@ from dataclasses import dataclass
 from ..errors import RulerUsageError
 
 __all__ = ["BET_CLIP", "CORRECTIONS", "ORDERS", "TESTS", "Paired", "adjust", "bounded_mean_interval", "bounded_mean_p",
-           "clopper_pearson", "fisher_exact_less", "is_binary", "mcnemar_exact_less", "mean_above_p", "paired_less",
+           "clopper_pearson", "fisher_exact_less", "is_binary", "mcnemar_exact_less", "mean_above_p", "paired_less", "round_mean_p",
            "sign_flip_less", "t_quantile", "two_proportion_z_less", "z_quantile"]
 
 TESTS = ("two-proportion-z", "fisher")
@@ -263,44 +262,43 @@ def clopper_pearson(x: int, n: int, level: float = 0.95) -> tuple[float, float]:
 # --------------------------------------------------------------------------- betting (bounded means)
 
 BET_CLIP = 0.75  # a bet never stakes more than 75 % of the wealth a score of 0 (or 1) would cost
-ORDERS = 16  # sample orders averaged over (the first is the samples' own order)
+ORDERS = 16  # pseudo-random sample orders averaged over, each a shuffle of the canonical (sorted) order
+_SEED = 20250  # the orders' seed: they depend on the strata's sizes only, never on the samples' order
 _GRID = 17  # candidate means per refinement of an interval's end; three refinements: 1/4096 resolution
 _CELLS = 2_000_000  # values in one temporary of the wealth computation (memory stays ~100 MB at any n)
 
 
 def _rounds(strata: Sequence[Sequence[float]], weights: Sequence[float] | None):
     """(Y, e): Y[b, i, j] the mean of stratum j's i-th group (``G = min n_j`` groups of consecutive
-    samples, one sample each when the sizes are equal) in order ``b`` (b = 0 the samples' own,
-    then ``ORDERS - 1`` shuffles of each stratum's groups from a fixed seed); e[j] = w_j / max(w)."""
+    samples) in order ``b``, a fixed-seed shuffle of the stratum's sorted samples, so every p-value
+    and interval depends only on each stratum's multiset (issue 38: 50 ones then 50 zeros gave
+    [0.487, 0.634], shuffled [0.365, 0.633]); e[j] = w_j / max(w)."""
     import numpy as np
 
     g = min(len(s) for s in strata)
-    cols = [_group_means(np.asarray(s, dtype=float), g) for s in strata]
-    y = np.clip(np.stack(cols, axis=1), 0.0, 1.0)
-    rng = np.random.default_rng(20250)
-    orders = np.stack([y] + [rng.permuted(y, axis=0) for _ in range(ORDERS - 1)])
+    rng = np.random.default_rng(_SEED)
+    cols = []
+    for s in strata:
+        canonical = np.clip(np.sort(np.asarray(s, dtype=float)), 0.0, 1.0)
+        shuffled = rng.permuted(np.broadcast_to(canonical, (ORDERS, canonical.size)), axis=1)
+        cols.append(_group_means(shuffled, g))
     w = np.ones(len(strata)) if weights is None else np.asarray(weights, dtype=float)
-    return orders, w / w.max()
+    return np.stack(cols, axis=2), w / w.max()
 
 
 def _group_means(scores, g: int):
-    """The means of ``g`` groups of consecutive ``scores`` (``np.array_split``'s groups); a stratum
-    of ``g`` scores is its own groups of one (the mean of one value is that value)."""
+    """Per row of ``scores`` (orders × samples): the means of ``g`` groups of consecutive samples
+    (``np.array_split``'s groups: the first ``n mod g`` one larger); ``g = n``: the samples themselves."""
     import numpy as np
 
-    if len(scores) == g:
+    n = scores.shape[-1]
+    if n == g:
         return scores.copy()
-    size, extra = divmod(len(scores), g)
-    if size + 1 < 8:  # small groups: numpy's mean sums them left to right from 0; so does this, all groups at once
-        sizes = np.full(g, size)
-        sizes[:extra] += 1
-        starts = np.concatenate([[0], np.cumsum(sizes[:-1])])
-        total = np.zeros(g)
-        for k in range(size + 1):
-            has = sizes > k
-            total[has] += scores[starts[has] + k]
-        return total / sizes
-    return np.array([c.mean() for c in np.array_split(scores, g)])
+    size, extra = divmod(n, g)
+    sizes = np.full(g, size)
+    sizes[:extra] += 1
+    starts = np.concatenate([[0], np.cumsum(sizes[:-1])])
+    return np.add.reduceat(scores, starts, axis=-1) / sizes
 
 
 def _bets(y, e, alpha: float):
@@ -370,11 +368,11 @@ def bounded_mean_p(strata: Sequence[Sequence[float]], threshold: float, weights:
     computed from earlier rounds only (``alpha`` tunes it). Under H0, ``sum w_j mu_j / sum w_j
     <= m``: ``E[F_i | past] <= prod_j (1 + l (mu_j - m))^(e_j)`` (Jensen, ``e_j <= 1``) ``<= (1 +
     l (mean_e(mu) - m))^(sum e) <= 1`` (weighted AM–GM), so the final wealth ``K_n`` has
-    ``E[K_n] <= 1``. The rounds are i.i.d. within a stratum, so every reordering of each
-    stratum's groups gives such a wealth too, and so does their average ``K`` over ``ORDERS``
-    fixed orders (the samples' own first): averaging makes the result nearly independent of
-    the order the samples came in (a sorted cell would otherwise be judged on its order).
-    Markov's inequality gives ``P(K >= 1/a) <= a`` for every ``a``: the p-value is valid at
+    ``E[K_n] <= 1``. Order-free (issue 38): ``K`` averages the wealths of ``ORDERS`` shuffles of each
+    stratum's sorted samples. Valid: i.i.d. samples are exchangeable, so a uniform random permutation
+    of their sorted values has their own order's law, and ``E[K] <= 1`` under H0; the fixed-seed
+    shuffles stand in for such permutations (as sign_flip_less's patterns do); coverage is checked by
+    simulation (bench/stats_calibration.py, ``issue38.order_free``). Markov's inequality gives ``P(K >= 1/a) <= a`` for every ``a``: the p-value is valid at
     any n, for any mix of 0/1 and partial-credit strata, and it uses the independence of
     the tasks (each perfect answer of each task adds evidence, where a z-test on a 0
     variance claims certainty and a test on round means alone would need ~20 perfect rounds).
@@ -384,6 +382,24 @@ def bounded_mean_p(strata: Sequence[Sequence[float]], threshold: float, weights:
     y, e = _rounds(strata, weights)
     lam = _bets(y, e, alpha)
     top = float(_log_wealth(_weighed(y, e), lam, [max(0.0, threshold)], +1)[0])
+    return _clamp01(math.exp(-top))
+
+
+def round_mean_p(strata: Sequence[Sequence[float]], threshold: float, weights: Sequence[float] | None = None,
+                 alpha: float = 0.05) -> float:
+    """:func:`bounded_mean_p`'s hypothesis, by betting on each round's weighted mean ``Z_i = sum_j w_j
+    Y_ij / sum_j w_j`` (``E[Z_i | past] <= threshold`` under H0: no inequality spent on the strata).
+    For strata whose means are far apart (``intervals.drop_p``), where per-stratum factors lose
+    to Jensen's gap (two perfect cells give them nothing to grow on)."""
+    import numpy as np
+
+    if not strata or any(len(s) == 0 for s in strata) or threshold >= 1.0:
+        return 1.0
+    y, e = _rounds(strata, weights)
+    z = (y * e).sum(axis=2, keepdims=True) / e.sum()
+    one = np.ones(1)
+    lam = _bets(z, one, alpha)
+    top = float(_log_wealth(_weighed(z, one), lam, [max(0.0, threshold)], +1)[0])
     return _clamp01(math.exp(-top))
 
 

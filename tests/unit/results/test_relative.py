@@ -65,19 +65,24 @@ def test_the_same_report_gated_both_ways():
     assert {r.threshold for r in again.items} == {55.0} and again.field("relative_threshold") is None
 
 
-def test_the_bound_carries_the_bases_uncertainty():
+def test_the_bound_starts_at_the_base_and_tests_each_drop_with_the_bases_uncertainty():
     def summary(n, mark):
         return _report([item(r.task, r.length, r.score, n=n) for r in ITEMS], mark).mode("native").summary
 
-    # 40 samples per cell: too few to establish anything against a mark this close
-    assert summary(40, RelativeMark(0.85))["effective_length_bound"] is None
-    # 400: the same resolved mark (51) taken as exact gives 8K; the relative bound also pays for
-    # the base's own uncertainty (F x its upper bound), so it is shorter
+    # 40 samples per cell: the base length is in the bound (its score is above 0, the only way it can
+    # fail its own mark); 8K's 56.25 against 0.85 x 60 is too close to establish (issue 38: the base
+    # used to be tested against F x its own upper bound at alpha/2, and the bound was None)
+    assert summary(40, RelativeMark(0.85))["effective_length_bound"] == 4096
+    # 400: the same resolved mark (51) taken as exact gives 8K; the drop test also pays for the
+    # base's own sampling error, so the relative bound is shorter
     rel, exact = summary(400, RelativeMark(0.85)), summary(400, 51.0)
     assert rel["effective_length"] == exact["effective_length"] == 16384
     assert exact["effective_length_bound"] == 8192 and rel["effective_length_bound"] == 4096
     # more samples: the base is pinned down and the bound reaches 8K (16K's 51.25 is too close to 51)
     assert summary(2000, RelativeMark(0.85))["effective_length_bound"] == 8192
+    # a base of 0 fails its own mark (0 is not above 0): no bound
+    zeros = [item("a", 4096, 0), item("a", 8192, 0)]
+    assert _report(zeros, RelativeMark(0.85)).mode("native").summary["effective_length_bound"] is None
 
 
 def test_a_zero_base_passes_nowhere_and_an_errored_base_has_no_mark():
@@ -116,3 +121,50 @@ def test_the_table_notes_name_the_resolved_marks_as_relative_not_the_ini():
     ini = " | ".join(table_notes(Report.of_results(items, threshold=50.0, task_thresholds={"b": 75.0}, model="m", backend="b",
                                                     tokenizer="t", haystack_corpus="h"), "native"))
     assert "per-task pass marks (ini ruler_task_thresholds): b 75" in ini  # an ini mark keeps its label
+
+
+def test_the_drop_test_holds_its_level_on_the_mark_and_has_power_above_it():
+    """Issue 38: on the mark (8K's truth exactly F x base) the bound reaches 8K at a rate <= alpha."""
+    import math
+
+    import numpy as np
+
+    from pytest_ruler.results.intervals import drop_p, relative_bounds
+
+    rng = np.random.default_rng(38)
+    info, runs = {"fraction": 0.8, "base_length": 4096}, 200
+
+    def bound(base, second, n):
+        cells = {"t": {4096: list(map(float, rng.random(n) < base)), 8192: list(map(float, rng.random(n) < second))}}
+        return relative_bounds(cells, {}, info, 0.95)[1]["t"]
+
+    size = np.mean([bound(0.9, 0.8 * 0.9, 30) == 8192 for _ in range(runs)])
+    assert size <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs)
+    assert np.mean([bound(0.9, 0.9, 100) == 8192 for _ in range(50)]) > 0.3  # no drop, 100 samples: found
+    # a higher fraction is harder to clear; two perfect cells at n = 20 clear rel:0.85
+    cur, base = [1.0] * 18 + [0.0] * 2, [1.0] * 19 + [0.0]
+    assert drop_p(cur, base, 0.5) <= drop_p(cur, base, 0.85) <= drop_p(cur, base, 0.95)
+    assert drop_p([1.0] * 20, [1.0] * 20, 0.85) <= 0.05 < drop_p([1.0] * 10, [1.0] * 10, 0.85)
+    partial = [1.0, 0.75] * 25  # partial credit: the betting test, the same direction
+    assert drop_p(partial, partial, 0.5) < 0.05 < drop_p(partial, partial, 0.95)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 30), st.integers(2, 30), st.data(), st.sampled_from([0.5, 0.8, 0.85, 0.95]))
+def test_the_exact_drop_test_rejects_only_above_the_mark_and_more_successes_help(n1, n0, data, fraction):
+    from pytest_ruler.results.intervals import drop_p
+
+    x1, x0 = data.draw(st.integers(0, n1)), data.draw(st.integers(0, n0))
+
+    def p(a, b):
+        return drop_p([1.0] * a + [0.0] * (n1 - a), [1.0] * b + [0.0] * (n0 - b), fraction)
+
+    if p(x1, x0) <= 0.05:  # a rejection needs the point estimate above the mark
+        assert x1 / n1 > fraction * x0 / n0
+    if x1 < n1:
+        assert p(x1 + 1, x0) <= p(x1, x0) + 1e-12
+    if x0 < n0:
+        assert p(x1, x0 + 1) >= p(x1, x0) - 1e-12

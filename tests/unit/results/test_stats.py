@@ -11,7 +11,7 @@ from pytest_ruler.results import ItemResult, gate, summarize_results
 from pytest_ruler.results.intervals import cell_interval, combine, effective_length_bounds, fixed_sequence_bound, pooled_cells
 from hypothesis import given, settings, strategies as st
 
-from pytest_ruler.results.stats import (bounded_mean_interval, bounded_mean_p, clopper_pearson, mcnemar_exact_less,
+from pytest_ruler.results.stats import (bounded_mean_interval, bounded_mean_p, clopper_pearson, round_mean_p, mcnemar_exact_less,
                                         mean_above_p, paired_less, t_quantile, z_quantile)
 from pytest_ruler.results.table import format_text, table3
 from pytest_ruler.report.markdown import markdown
@@ -154,8 +154,27 @@ def test_cell_interval_fractional_is_the_betting_interval():
     assert iv["ci95"] == [pytest.approx(100 * low), pytest.approx(100 * high)]
     flat = cell_interval([0.75] * 20)  # issue 19: no variance gave a zero-width interval
     assert flat["stderr"] == 0.0 and 55 < flat["ci95"][0] < 75 < flat["ci95"][1] < 90
-    # a wider interval for fewer samples; a stable order effect (the samples' order is averaged over)
-    assert cell_interval(s * 10)["ci95"][0] > low * 100 and abs(bounded_mean_interval([sorted(s * 10)])[0] - bounded_mean_interval([s * 10])[0]) < 0.05
+    # a wider interval for fewer samples; no order effect at all (issue 38)
+    assert cell_interval(s * 10)["ci95"][0] > low * 100 and bounded_mean_interval([sorted(s * 10)]) == bounded_mean_interval([s * 10])
+
+
+def test_the_issue_38_example_is_order_free():
+    ordered = [1.0] * 50 + [0.0] * 50  # gave [0.487, 0.634], shuffled [0.365, 0.633]
+    shuffled = [ordered[(7 * i) % 100] for i in range(100)]
+    assert bounded_mean_interval([ordered]) == bounded_mean_interval([shuffled])
+    low, high = bounded_mean_interval([ordered])
+    assert low < 0.5 < high
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=2, max_size=30), min_size=1, max_size=3),
+       st.randoms(use_true_random=False))
+def test_any_permutation_of_the_same_scores_gives_the_same_interval_and_p(strata, rnd):
+    shuffled = [rnd.sample(s, len(s)) for s in strata]
+    weights = [1.0 + i for i in range(len(strata))]
+    assert bounded_mean_interval(strata, 0.95, weights) == bounded_mean_interval(shuffled, 0.95, weights)
+    assert bounded_mean_p(strata, 0.6) == bounded_mean_p(shuffled, 0.6)
+    assert round_mean_p(strata, 0.6, weights) == round_mean_p(shuffled, 0.6, weights)
 
 
 def test_no_made_up_intervals():
