@@ -41,12 +41,16 @@ ARMS = {"n0": ["-n", "0"], "n2": ["-n", "2"]}
 # before issue 33: each worker's engine took every core (torch's default), which the hf engine's own
 # `threads` option reproduces; measured in the same run as the other two (--before)
 BEFORE = {"n2_every_core": ["-n", "2"]}
+# before the cores followed the work (engines/core_share.py): each worker kept its fixed share to the
+# end; a user-set `threads` turns the sharing off, so threads=<cpus // 2> reproduces it (--fixed-share)
+FIXED = {"n2_fixed_share": ["-n", "2"]}
 
 
 def arm_command(arm: str, report: Path, ns: argparse.Namespace) -> list[str]:
     args = ["--ruler-only", f"--ruler-model={ns.model}", "--ruler-backend=hf", f"--ruler-tasks={ns.tasks}",
             f"--ruler-lengths={ns.lengths}", f"--ruler-samples={ns.samples}", "--ruler-no-cache"]
-    return pytest_command([*args, *{**ARMS, **BEFORE}[arm], *([f"--ruler-engine-option=threads={cpus()}"] if arm in BEFORE else [])],
+    threads = cpus() if arm in BEFORE else max(1, cpus() // 2) if arm in FIXED else None
+    return pytest_command([*args, *{**ARMS, **BEFORE, **FIXED}[arm], *([f"--ruler-engine-option=threads={threads}"] if threads else [])],
                           report)
 
 
@@ -60,11 +64,11 @@ def xdist_arm(arm: str, work: Path, ns: argparse.Namespace) -> dict:
 def summarize(runs: list[dict], tolerance: float, cores: int | None = None) -> dict:
     """Per-arm medians, the ratio n2/n0 (or null and why: bench/harness.py's load rule over every run),
     and whether the arms' scores agree."""
-    arms = {arm: [r for r in runs if r["arm"] == arm] for arm in {**ARMS, **BEFORE}}
+    arms = {arm: [r for r in runs if r["arm"] == arm] for arm in {**ARMS, **BEFORE, **FIXED}}
     medians = {arm: statistics.median(r["wall_s"] for r in rs) for arm, rs in arms.items() if rs}
     loads = [r["load_before"] for r in runs]
     spread = max(loads) - min(loads) if loads else 0.0
-    main_ratio, before, why = None, None, None
+    main_ratio, before, fixed, why = None, None, None, None
     if "n2" not in medians or "n0" not in medians:
         why = "an arm has no run"
     else:
@@ -72,8 +76,11 @@ def summarize(runs: list[dict], tolerance: float, cores: int | None = None) -> d
         main_ratio, why = got.value, got.reason
         if "n2_every_core" in medians:
             before = ratio(medians["n2_every_core"], medians["n0"], runs, cores=cores, tolerance=tolerance).value
+        if "n2_fixed_share" in medians:
+            fixed = ratio(medians["n2_fixed_share"], medians["n0"], runs, cores=cores, tolerance=tolerance).value
     same = len({json.dumps(r["scores"], sort_keys=True) for r in runs}) == 1
-    return {"median_wall_s": medians, "n2_over_n0": main_ratio, "n2_every_core_over_n0": before, "ratio_withheld_because": why,
+    return {"median_wall_s": medians, "n2_over_n0": main_ratio, "n2_every_core_over_n0": before, "n2_fixed_share_over_n0": fixed,
+            "ratio_withheld_because": why,
             "load_before_spread": round(spread, 2), "same_scores_in_every_run": same}
 
 
@@ -85,6 +92,8 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=1, help="pairs of runs; each round swaps which arm goes first")
     ap.add_argument("--before", action="store_true", help="also the arm as before issue 33: -n 2, each worker on every core")
+    ap.add_argument("--fixed-share", action="store_true",
+                    help="also -n 2 with each worker's share fixed to the end (before the cores followed the work)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "xdist_threads.json"))
     add_load_options(ap, cooldown=60.0)
     ns = ap.parse_args()
@@ -97,7 +106,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ruler-xdist-threads-") as tmp:
         work = Path(tmp)
         for r in range(ns.rounds):
-            order = ["n0", "n2"] + (["n2_every_core"] if ns.before else [])
+            order = ["n0", "n2"] + (["n2_fixed_share"] if ns.fixed_share else []) + (["n2_every_core"] if ns.before else [])
             for arm in (order if r % 2 == 0 else order[::-1]):
                 got = xdist_arm(arm, work, ns)
                 got["round"] = r
@@ -107,10 +116,12 @@ def main() -> int:
     summary = summarize(runs, ns.load_tolerance)
     shown = summary["n2_over_n0"] if summary["n2_over_n0"] is not None else f"null ({summary['ratio_withheld_because']})"
     print(f"median wall: {summary['median_wall_s']}; n2/n0: {shown}; n2 every core / n0: {summary['n2_every_core_over_n0']}; "
+          f"n2 fixed share / n0: {summary['n2_fixed_share_over_n0']}; "
           f"same scores in every run: {summary['same_scores_in_every_run']}")
     result = {"schema": "pytest-ruler/bench-xdist-threads/1",
               "machine": host,
-              "settings": vars(ns), "arms": {"n0": "-n 0 (one process)", "n2": "-n 2 (each worker its share of the cores)",
+              "settings": vars(ns), "arms": {"n0": "-n 0 (one process)", "n2": "-n 2 (each worker its share of the cores, and its finished peers' cores)",
+                                             "n2_fixed_share": "-n 2, each worker its fixed share to the end (threads=<cpus // 2>)",
                                              "n2_every_core": "-n 2, each worker on every core (before issue 33: threads=<all>)"},
               "runs": runs, "summary": summary}
     out = Path(ns.out)

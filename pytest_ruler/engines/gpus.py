@@ -32,7 +32,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, Mapping, MutableMapping
 
 __all__ = ["gpu_slots", "gpu_visible", "pin_worker", "tensor_parallel_size", "visible_gpus", "vllm_device", "worker_cpus", "worker_devices",
-           "worker_threads"]
+           "worker_threads", "allowed_cpu_count"]
 
 CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
 # a thread count the user already chose for torch's CPU kernels (OpenMP, MKL)
@@ -153,6 +153,11 @@ def worker_threads(env: Mapping[str, str] | None = None, cpus: list[int] | None 
         return None
     share = worker_cpus(env.get("PYTEST_XDIST_WORKER") or "", _worker_count(env), _allowed_cpus() if cpus is None else cpus)
     return len(share) if share else None
+
+
+def allowed_cpu_count() -> int:
+    """The cores this process may run on."""
+    return len(_allowed_cpus())
 
 
 def _allowed_cpus() -> list[int]:

@@ -33,6 +33,7 @@ from ..models.sources import ModelSource, folder_identity, resolve, weights_to_l
 from ..tasks.tokenizer import load_tokenizer
 from .base import Completion, EngineBase, EngineConfig, GenerationRequest, ResultCallback, check_context
 from . import gpus
+from .core_share import CoreShare
 from .gpus import worker_threads
 from .hf_options import OPTIONS, dtype_choice
 from .options import engine_options
@@ -124,9 +125,13 @@ class HFEngine(EngineBase):
             raise RulerUsageError("--ruler-backend", "hf", 'the transformers engine needs torch and transformers: pip install torch==2.13.0 (CPU) then pip install "pytest-ruler[hf]"') from exc
         self.config = config
         opts = engine_options(config, "hf")
-        threads = opts["threads"] or worker_threads()  # an xdist worker's share of the cores, unless the user set them
+        share = None if opts["threads"] else worker_threads()  # an xdist worker's share of the cores, unless the user set them
+        threads = opts["threads"] or share
         if threads:
             torch.set_num_threads(threads)
+        # on CPU, a worker whose peers have finished takes their cores (engines.core_share)
+        self._cores = CoreShare.for_worker(gpus.allowed_cpu_count()) if share else None
+        self._threads = threads
         device, dtype_name = _device_and_dtype(config, torch.cuda.is_available())
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise RulerUsageError("--ruler-device", config.device, "no CUDA device is visible; use --ruler-device=cpu or auto")
@@ -178,6 +183,7 @@ class HFEngine(EngineBase):
         order = sorted(run, key=lambda i: (requests[i].max_tokens, -requests[i].prompt_tokens))
         for start in range(0, len(order), self.batch_size):
             batch = order[start:start + self.batch_size]
+            self._follow_cores()
             for i, c in zip(batch, self._generate_batch([requests[i] for i in batch])):
                 results[i] = c
                 if on_result:
@@ -249,5 +255,17 @@ class HFEngine(EngineBase):
         report(len(batch), prompt_tokens, 0, max_new)
         return {"stopping_criteria": StoppingCriteriaList([_Step()])}
 
+    def _follow_cores(self) -> None:
+        if self._cores is None or self.device.startswith("cuda"):
+            return
+        threads = self._cores.threads()
+        if threads != self._threads:
+            import torch
+
+            torch.set_num_threads(threads)
+            self._threads = threads
+
     def close(self) -> None:
+        if getattr(self, "_cores", None) is not None:
+            self._cores.release()
         self.model = None

@@ -10,8 +10,8 @@ wins; ``auto`` is bfloat16 on CUDA and float32 on CPU, whatever the processor), 
 shape the vllm engine's choice has, for the run header.
 
 ``threads``: torch's CPU threads. Unset, an xdist worker takes its share of this process's
-CPUs (:func:`~.gpus.worker_threads`) unless ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` say
-otherwise; a single process keeps torch's default (every core). The thread count is not part
+CPUs (:func:`~.gpus.worker_threads`), and its finished peers' cores before its next batch
+(:mod:`.core_share`), unless ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` say otherwise; a single process keeps torch's default (every core). The thread count is not part
 of the engine's identity (the cache key): it sets the speed, not the model or its dtype, so a
 rerun with another ``-n`` or ``threads`` reuses the cached answers. (Another split of a sum
 over threads can round differently, as another batch composition can; neither is keyed.)
