@@ -91,6 +91,11 @@ def pytest_configure(config: Any) -> None:
         config.hook.pytest_ruler_register.call_historic(kwargs={"registry": Registry()})
         rc = build_config(config)
         rs = RulerSession(rc, rc.cache_dir or predictions_dir(), data_given=given_paths(rc, lambda dest: config.getoption(dest, None)))
+        # the processes running items (-n; 1 without xdist): part of the engine speed's key (run.throughput)
+        try:
+            rs.workers = max(1, int(getattr(config, "workerinput", {}).get("workercount") or getattr(config.option, "numprocesses", None) or 1))
+        except (TypeError, ValueError):
+            rs.workers = 1
         if not hasattr(config, "workerinput"):  # once per run: the controller (or the only process)
             from ..run.preflight import check_start
 

@@ -32,15 +32,22 @@ worker answered ahead of their turn are still unseen, so the ETA errs high by up
 of items a worker answers at once (xdist hands a worker a few at a time; ``--ruler-batch-items``
 bounds it). Lines go through ``RulerSession.say`` (the progress lines count them).
 
+Before the first item, a second line turns the tokens into time when this engine's speed on this
+processor with this number of processes was measured by an earlier run (:mod:`.throughput`,
+kept beside the predictions), and says so when it was not.
+
 Public names: ``RunClock``, ``Work``, ``eta_seconds``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from . import throughput
 
 __all__ = ["RunClock", "Work", "eta_seconds"]
 
@@ -103,6 +110,41 @@ class RunClock:
         self.estimate_said = False
         self.cache_said = False
         self.eta_said = False
+        self.speed_key: str | None = None  # this run's speed key (run.throughput), fixed when the items are known
+        self.speed_folder: Any = None
+
+    def _speed(self) -> tuple[Any, str | None]:
+        """Where this run's speed is remembered and its key (run.throughput); (None, None) without the cache."""
+        session = self.session
+        if getattr(session.config, "no_cache", False) or getattr(session, "cache_dir", None) is None:
+            return None, None
+        from ..engines.processor import this_processor
+
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = os.cpu_count() or 1
+        try:
+            identity = session.known_identity()
+        except Exception:  # an engine that cannot describe itself: no estimate, never an error
+            return None, None
+        processes = max(1, int(getattr(session, "workers", 0) or 1))
+        return session.cache_dir, throughput.speed_key(identity, this_processor().model, cpus, processes)
+
+    def _time_line(self, tokens: int) -> str:
+        """The start-up line that turns the tokens into time, or says why it cannot."""
+        if self.speed_folder is None:
+            return "ruler: no time estimate: without the prediction cache no engine speed is kept between runs"
+        if self.speed_key is None:
+            return "ruler: no time estimate: this engine says what it is only once loaded, so no earlier speed applies"
+        known = throughput.recall(self.speed_folder, self.speed_key)
+        if known is None:
+            return ("ruler: no time estimate yet: this engine's speed on this processor with this number of processes "
+                    "was not measured here before (this run measures it)")
+        rate = known["seconds_per_token"]
+        return (f"ruler: time estimate: at most about {_duration(tokens * rate)} for those tokens at {rate * 1000:.3g} ms "
+                f"per prompt token (this engine on this processor and process count, measured {known.get('measured', '?')} "
+                f"over {known.get('tokens', 0):,} tokens; cached answers cost nothing)")
 
     def _budget(self, cell: Cell | None) -> int:
         """An item's prompt tokens at most: samples x length (every prompt is filled up to its length budget)."""
@@ -125,6 +167,8 @@ class RunClock:
         if twins:
             line += f"; {_count(twins, 'map-reduce twin')} read about as many again in chunks, plus their instructions"
         self.session.say(line + "; an ETA follows the first item")
+        self.speed_folder, self.speed_key = self._speed()
+        self.session.say(self._time_line(tokens))
 
     def _ahead(self) -> dict[tuple[str, int, int], Work]:
         """What this process's engine queue answered for items that have not run yet, by (task, length, seed)."""
@@ -162,6 +206,7 @@ class RunClock:
             return
         self.eta_said = True
         per_token = max(0.0, elapsed) / done.engine_tokens
+        throughput.remember(self.speed_folder, self.speed_key, per_token, done.engine_tokens)
         clock = time.strftime("%H:%M", time.localtime(time.time() + remaining))
         self.session.say(f"ruler: ETA {clock} (about {_duration(remaining)} more for {_count(len(left), 'item')}, "
                          f"at {per_token * 1000:.3g} ms per prompt token so far)")

@@ -94,6 +94,7 @@ class RulerSession:
     _tokenizer: Any = field(default=None, repr=False)
     _frame: Any = field(default=None, repr=False)
     _gen_ctx: Any = field(default=None, repr=False)
+    workers: int = 1  # the processes running items (-n), set by the plugin: part of run.throughput's key
     _engine: Engine | None = field(default=None, repr=False)
     _identity: Mapping[str, Any] | None = field(default=None, repr=False)
     _cache: PredictionCache | None = field(default=None, repr=False)

@@ -168,3 +168,21 @@ def test_progress_lines_during_an_item_leave_the_letters_after_their_file_name(p
     assert len([ln for ln in result.stdout.lines if "prompts," in ln]) >= 2, result.stdout.str()
     _said_apart(result.stdout.lines, xdist=False)
     assert [ln for ln in result.stdout.lines if ln.startswith("ruler .")], result.stdout.str()
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_a_second_run_turns_its_tokens_into_time_from_the_first_runs_speed(pytester, xdist):
+    # issue 37: the start-up line says what the run will cost in time when this engine's speed (on this
+    # processor, with this -n) was measured by an earlier run; the first run says it was not
+    args = [*SCRIPTED, "--ruler-tasks=niah_single_1,vt", "--ruler-lengths=1k", "--ruler-samples=2", "--ruler-engine-option=delay=0.05",
+            "--ruler-cache-dir=cache", *xdist]
+    first = run(pytester, *args)
+    first.assert_outcomes(passed=2)
+    assert any(ln.startswith("ruler: no time estimate yet: this engine's speed") for ln in first.stdout.lines), first.stdout.str()
+    second = run(pytester, *args, "--ruler-samples=3")  # other samples: the engine answers again
+    second.assert_outcomes(passed=2)
+    line = [ln for ln in second.stdout.lines if ln.startswith("ruler: time estimate: at most about ")]
+    assert len(line) == 1 and re.search(r"at [\d.e+-]+ ms per prompt token \(this engine on this processor and process count, "
+                                        r"measured \d{4}-\d\d-\d\d over [\d,]+ tokens", line[0]), second.stdout.str()
+    no_cache = run(pytester, *args, "--ruler-no-cache")
+    assert "ruler: no time estimate: without the prediction cache no engine speed is kept between runs" in no_cache.stdout.lines

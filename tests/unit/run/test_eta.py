@@ -106,12 +106,12 @@ def test_all_from_the_cache_says_so_and_no_eta_until_the_engine_answers():
     rc.item_done([result(0, cached=2, seconds=0.1)], IDS[:1], CELLS)
     clock.now += 0.1
     rc.item_done([result(0, cached=2), result(1, cached=2)], IDS[:2], CELLS)
-    assert session.said[1:] == ["ruler: all from the cache so far (2 predictions), so no ETA yet"]  # once
+    assert session.said[2:] == ["ruler: all from the cache so far (2 predictions), so no ETA yet"]  # once (after the estimate's two lines)
     clock.now += 2 * SECONDS_PER_PROMPT  # item 2: the engine's
     rc.item_done([result(0, cached=2), result(1, cached=2), result(2)], IDS[:3], CELLS)
     assert _eta(session.said[-1]) == 11  # 5 items left, 2.2 s of time charged to item 2's prompts
     rc.item_done([result(s) for s in range(4)], IDS[:4], CELLS)
-    assert len(session.said) == 3  # the ETA once
+    assert len(session.said) == 4  # the ETA once
 
 
 def test_xdist_workers_time_their_items_not_their_start_up_and_work_alike():
@@ -122,7 +122,7 @@ def test_xdist_workers_time_their_items_not_their_start_up_and_work_alike():
     rc = RunClock(session, clock=clock)
     rc.items_known(CELLS)
     rc.items_known(CELLS)
-    assert len(session.said) == 1  # the estimate once
+    assert len(session.said) == 2  # the estimate once (tokens, then time)
     clock.now += 20.0
     rc.item_done([result(0, seconds=2.0)], IDS[:1], CELLS)
     assert _eta(session.said[-1]) == 6
@@ -135,4 +135,4 @@ def test_xdist_counts_the_cached_predictions_it_saw_not_each_workers():
     rc.items_known(CELLS)
     clock.now += 5.0
     rc.item_done([result(0, cached=2, seconds=0.1)], IDS[:1], CELLS)
-    assert session.said[1:] == ["ruler: all from the cache so far (2 predictions), so no ETA yet"]
+    assert session.said[2:] == ["ruler: all from the cache so far (2 predictions), so no ETA yet"]
