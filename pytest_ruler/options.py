@@ -180,7 +180,7 @@ _OPTIONS: tuple[Option, ...] = (
            "decided (items not needed are skipped: not measured)", parse_flag, flag=True, group="gate"),
     # engine: how the model runs
     Option("backend", "engine: auto (vllm where it can run here: a visible GPU, or vLLM's CPU build installed; else hf), hf, "
-           "vllm, openai, ray (vLLM in Ray Data), scripted (a rule-based stand-in for plumbing tests, not a model), or a "
+           "vllm, openai, ray (vLLM in Ray Data; not tested in CI), scripted (a rule-based stand-in for plumbing tests, not a model), or a "
            "registered name", default="auto", metavar="NAME", group="engine"),
     Option("base-url", "OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (API key from env RULER_API_KEY); give "
            "it several times (ini: one per line) for several servers of the same model: requests are spread over them, the "
