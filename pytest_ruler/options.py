@@ -23,11 +23,10 @@ same parser as the option, so ``ruler_samples = many`` is refused like
 ``--ruler-samples=many`` (the message names ``ruler_samples``). Nothing here
 loads a model; a bad value raises one :class:`~pytest_ruler.errors.RulerUsageError`.
 
-Importing this module is cheap (the plugin's entry module does, for every pytest run): the
-spec is data and it imports only :mod:`.errors`, :mod:`.parsers` and :mod:`.lengths`. The
-options that engines declare are a table here (``ENGINE_FLAGS``, kept equal to the engines'
-declarations by a unit test); their coercion, ``--ruler-shard``'s parser and everything a
-configuration needs (``plugin.config``) are imported when a value is read, with the suite active.
+Importing this module is cheap (the plugin's entry module does, for every pytest run): the spec is
+data and it imports only :mod:`.errors`, :mod:`.parsers` and :mod:`.lengths`; the engines' options
+are a table (``ENGINE_FLAGS``, kept equal to their declarations by a unit test); their coercion,
+``--ruler-shard``'s parser and ``plugin.config`` are imported when a value is read (suite active).
 
 ``pytest --help`` shows the options in groups (``GROUPS``: selection, gate and baseline, engine,
 outputs, data, map-reduce, thinking, scale-out), each with an upper-case metavar (``NAME``, ``N``,
@@ -93,8 +92,7 @@ class Option:
 
 
 def _engine_parser(cli: str) -> Parser:
-    """The coercion of the engine declaration behind ``--ruler-<cli>``, its errors naming the
-    top-level option; the declaration is looked up when a value is read (the suite is active)."""
+    """The coercion of the declaration behind ``--ruler-<cli>`` (looked up when a value is read), naming the option."""
 
     def parse(where: str, raw: Any) -> Any:
         from .engines.options import cli_options
@@ -126,11 +124,9 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("scale-out", "pytest-ruler: scale-out (several servers, GPUs, machines)"),
 )
 
-#: the top-level options that engines declare (``EngineOption.cli``), as plain data so that
-#: declaring the pytest options loads no engine module: (cli, key, declared default, group,
-#: metavar, help as ``pytest --help`` shows it). ``tests/unit/test_options.py`` keeps it equal to
-#: the declarations (``engines.options.cli_options()``: names, keys, defaults, order); the value
-#: is coerced by the declaration itself (``_engine_parser``).
+#: the engines' top-level options (``EngineOption.cli``) as data, so declaring the options loads no engine: (cli, key,
+#: declared default, group, metavar, help in ``pytest --help``); tests/unit/test_options.py keeps it equal to
+#: ``engines.options.cli_options()`` (names, keys, defaults, order); the declaration coerces (``_engine_parser``)
 ENGINE_FLAGS: tuple[tuple[str, str, Any, str, str, str], ...] = (
     ("tensor-parallel-size", "tensor_parallel_size", 1, "scale-out", "N", "GPUs per engine, one tensor shard each (vllm, ray); "
      "it can change the numbers, so a run with another size does not reuse cached predictions"),
