@@ -23,17 +23,18 @@ same parser as the option, so ``ruler_samples = many`` is refused like
 ``--ruler-samples=many`` (the message names ``ruler_samples``). Nothing here
 loads a model; a bad value raises one :class:`~pytest_ruler.errors.RulerUsageError`.
 
-Importing this module is cheap (the plugin's entry module does, for every pytest run):
-the spec is data, and it imports no other part but the engines' option declarations;
-reading a configuration (``plugin.config``) imports the rest, only when the suite is active.
+Importing this module is cheap (the plugin's entry module does, for every pytest run): the spec is
+data and it imports only :mod:`.errors`, :mod:`.parsers` and :mod:`.lengths`; the engines' options
+are a table (``ENGINE_FLAGS``, kept equal to their declarations by a unit test); their coercion,
+``--ruler-shard``'s parser and ``plugin.config`` are imported when a value is read (suite active).
 
 ``pytest --help`` shows the options in groups (``GROUPS``: selection, gate and baseline, engine,
 outputs, data, map-reduce, thinking, scale-out), each with an upper-case metavar (``NAME``, ``N``,
 ``LEN``, ``PATH``) and its default (``shown_default``); ``docs_gen`` writes the options page
 (docs/reference/options.md) from the same data.
 
-Public names: ``DEFAULT_PRESET``, ``GROUPS``, ``OPTIONS``, ``Option``, ``PRESETS``, ``RulerConfig``,
-``add_options``, ``argparse_help``, ``early_value``, ``is_active``, ``lookup``, ``option``,
+Public names: ``DEFAULT_PRESET``, ``ENGINE_FLAGS``, ``GROUPS``, ``OPTIONS``, ``Option``, ``PRESETS``,
+``RulerConfig``, ``add_options``, ``argparse_help``, ``early_value``, ``is_active``, ``lookup``, ``option``,
 ``option_dest``, ``raw_value``, ``shown_default``, ``spec_default``.
 """
 
@@ -44,7 +45,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import RulerUsageError
-from .shard import parse_shard
 from .parsers import (
     Parser,
     choice,
@@ -68,7 +68,7 @@ from .parsers import (
     parse_threshold,
 )
 
-__all__ = ["DEFAULT_PRESET", "GROUPS", "OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help",
+__all__ = ["DEFAULT_PRESET", "ENGINE_FLAGS", "GROUPS", "OPTIONS", "PRESETS", "Option", "RulerConfig", "add_options", "argparse_help",
            "early_value", "is_active", "lookup", "option", "option_dest", "raw_value", "shown_default", "spec_default"]
 
 @dataclass(frozen=True)
@@ -91,18 +91,25 @@ class Option:
         return self.key or self.name.replace("-", "_")
 
 
-def _engine_parser(declared: Any) -> Parser:
-    """An engine-declared option's own coercion, its errors naming the top-level option."""
+def _engine_parser(cli: str) -> Parser:
+    """The coercion of the declaration behind ``--ruler-<cli>`` (looked up when a value is read), naming the option."""
 
     def parse(where: str, raw: Any) -> Any:
+        from .engines.options import cli_options
+        declared = next(o for o in cli_options() if o.cli == cli)
         try:
             return declared.coerce(raw)
         except RulerUsageError:
             from .secrets import typed_value
-
             raise RulerUsageError(where, typed_value(raw), f"{declared.key} {declared.form()}") from None
 
     return parse
+
+
+def _parse_shard(where: str, raw: Any) -> Any:
+    """``--ruler-shard``'s parser (:func:`pytest_ruler.shard.parse_shard`), imported when a value is read."""
+    from .shard import parse_shard
+    return parse_shard(where, raw)
 
 
 #: the groups of ``pytest --help``, in order: (key, title)
@@ -117,30 +124,25 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("scale-out", "pytest-ruler: scale-out (several servers, GPUs, machines)"),
 )
 
-#: the options that engines declare (``EngineOption.cli``), as ``pytest --help`` shows them:
-#: {name: (group, metavar, help)}; an engine option not named here shows its own help's first
-#: sentence, in the engine group
-_ENGINE_SHOWN: dict[str, tuple[str, str, str]] = {
-    "tensor-parallel-size": ("scale-out", "N", "GPUs per engine, one tensor shard each (vllm, ray); it can change the "
-                             "numbers, so a run with another size does not reuse cached predictions"),
-    "gpu-memory-utilization": ("engine", "FRACTION", "share of each GPU's memory vLLM may take (weights, activations and "
-                               "KV cache): one engine per GPU; vLLM's CPU build: share of RAM, used when no KV cache size is given"),
-    "hf-overrides": ("engine", "JSON", "JSON object of Hugging Face config overrides, passed to vLLM as is"),
-    "max-concurrency": ("scale-out", "N", "requests in flight per server (--ruler-base-url), at most 1024; with xdist, "
-                        "per server for the whole run"),
-}
+#: the engines' top-level options (``EngineOption.cli``) as data, so declaring the options loads no engine: (cli, key,
+#: declared default, group, metavar, help in ``pytest --help``); tests/unit/test_options.py keeps it equal to
+#: ``engines.options.cli_options()`` (names, keys, defaults, order); the declaration coerces (``_engine_parser``)
+ENGINE_FLAGS: tuple[tuple[str, str, Any, str, str, str], ...] = (
+    ("tensor-parallel-size", "tensor_parallel_size", 1, "scale-out", "N", "GPUs per engine, one tensor shard each (vllm, ray); "
+     "it can change the numbers, so a run with another size does not reuse cached predictions"),
+    ("gpu-memory-utilization", "gpu_memory_utilization", 0.9, "engine", "FRACTION", "share of each GPU's memory vLLM may take "
+     "(weights, activations and KV cache): one engine per GPU; vLLM's CPU build: share of RAM, used when no KV cache size is given"),
+    ("hf-overrides", "hf_overrides", None, "engine", "JSON", "JSON object of Hugging Face config overrides, passed to vLLM as is"),
+    ("max-concurrency", "concurrency", 8, "scale-out", "N", "requests in flight per server (--ruler-base-url), at most 1024; "
+     "with xdist, per server for the whole run"),
+)
 
 
 def _engine_cli_options() -> tuple[Option, ...]:
-    """Top-level options that engines declare (``EngineOption.cli``), e.g. vllm's --ruler-tensor-parallel-size."""
-    from .engines.options import cli_options
-
-    out = []
-    for o in cli_options():
-        group, metavar, text = _ENGINE_SHOWN.get(o.cli, ("engine", "VALUE", o.help.split(". ")[0]))
-        shown = None if o.default is None else f"{o.default} (the engine's)"
-        out.append(Option(o.cli, text, _engine_parser(o), metavar=metavar, target="engine", key=o.key, group=group, shown=shown))
-    return tuple(out)
+    """Top-level options that engines declare (``ENGINE_FLAGS``), e.g. vllm's --ruler-tensor-parallel-size."""
+    return tuple(Option(cli, text, _engine_parser(cli), metavar=metavar, target="engine", key=key, group=group,
+                        shown=None if default is None else f"{default} (the engine's)")
+                 for cli, key, default, group, metavar, text in ENGINE_FLAGS)
 
 
 # Each option's group in ``pytest --help`` (GROUPS, in this order); help texts are for users: what the option
@@ -238,7 +240,7 @@ _OPTIONS: tuple[Option, ...] = (
     Option("think-end", "the text that ends a model's thinking: the answer is what follows it", parse_marker, "</think>", metavar="TEXT", group="thinking"),
     # scale-out: past one machine (shard.py; merge the reports with `pytest-ruler merge`)
     Option("shard", "run only shard I of N (e.g. 2/4): the items whose test id hashes to it, whatever the order or -n; "
-           "merge the shards' reports with `pytest-ruler merge`", parse_shard, metavar="I/N", group="scale-out"),
+           "merge the shards' reports with `pytest-ruler merge`", _parse_shard, metavar="I/N", group="scale-out"),
 )
 OPTIONS: tuple[Option, ...] = _OPTIONS + _engine_cli_options()
 

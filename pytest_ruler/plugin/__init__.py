@@ -2,7 +2,9 @@
 
 Every pytest run with the plugin installed imports this module, so it imports only
 what a run without ``--ruler-model`` needs: pytest, the option spec
-(:mod:`pytest_ruler.options`, data) and the two names in :mod:`.keys`. It declares
+(:mod:`pytest_ruler.options`, data: the engines' flags are its table ``ENGINE_FLAGS``, so
+declaring the options loads no engine) and the two names in :mod:`.keys`: 7 of our
+modules, 8 with the hook specs (tests/integration/test_entry_cost.py). It declares
 the options and the ``ruler`` marker and defines the fixtures users' tests ask for
 (they skip without a model). Everything else is imported inside the hooks, once the
 suite is active (``--ruler-model`` or ini ``ruler_model``); the model for this shape

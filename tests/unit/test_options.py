@@ -60,6 +60,28 @@ def test_engines_declare_their_top_level_options():
     assert engine_opts["max-concurrency"].field_name == "concurrency" and "concurrency" in openai
 
 
+def test_the_engine_flags_table_is_what_the_engines_declare():
+    """options.ENGINE_FLAGS (data, so declaring the pytest options loads no engine) cannot go stale:
+    its flags, keys, defaults and order are the built-in engines' declarations with a ``cli``."""
+    from pytest_ruler.engines.options import cli_options
+    from pytest_ruler.options import ENGINE_FLAGS, GROUPS
+
+    assert [(cli, key, default) for cli, key, default, *_ in ENGINE_FLAGS] == [(o.cli, o.key, o.default) for o in cli_options()]
+    assert all(group in dict(GROUPS) and metavar.isupper() and text for _, _, _, group, metavar, text in ENGINE_FLAGS)
+    assert [o.name for o in OPTIONS if o.target == "engine"] == [row[0] for row in ENGINE_FLAGS]
+
+
+def test_an_engine_flag_is_coerced_by_its_declaration_naming_the_option():
+    assert config({"tensor-parallel-size": "2"}).engine_options["tensor_parallel_size"] == 2
+    assert config({"backend": "vllm", "gpu-memory-utilization": "0.5"}).engine_options["gpu_memory_utilization"] == 0.5
+    from pytest_ruler.options import option
+
+    assert option("gpu-memory-utilization").parse("--ruler-gpu-memory-utilization", "0.5") == 0.5
+    with pytest.raises(RulerUsageError) as exc:
+        option("gpu-memory-utilization").parse("--ruler-gpu-memory-utilization", "2")
+    assert exc.value.parameter == "--ruler-gpu-memory-utilization" and "gpu_memory_utilization" in exc.value.fix
+
+
 def test_values_are_typed_from_the_command_line_and_the_ini_file_alike():
     a = config({"samples": "3", "lengths": "1k,4k", "seeds": "2", "threshold": "70", "mapreduce-chunk": "1k", "no-cache": True})
     b = config(ini={"samples": "3", "lengths": "1k,4k", "seeds": "2", "threshold": "70", "mapreduce-chunk": "1k", "no-cache": True})
