@@ -107,6 +107,12 @@ def _signalled(pytester, slow: str, *signals: int, extra=(), then_release: bool 
     try:
         wait((pytester.path / "ending").exists)
         assert (pytester.path / "ending").exists(), "the run never got there:\n" + "".join(lines)
+        if slow != "collect":
+            # the run's end means the controller has every item's report: a worker may reach its session end
+            # (SLOW=worker_end) before the controller has read the report it sent, and a stop then is a stop
+            # mid-run (under load this race was lost: CI=true quick tier, n2-workers-ending-sigterm)
+            wait(lambda: any("[100%]" in line for line in lines))
+            assert any("[100%]" in line for line in lines), "the controller never saw the last item:\n" + "".join(lines)
         for i, sig in enumerate(signals):
             if i:  # two signals sent at once may arrive as one: the next goes once the first was said held
                 wait(lambda: any("held until the reports are written" in line for line in lines))
