@@ -95,8 +95,13 @@ def _signalled(pytester, slow: str, *signals: int, extra=(), then_release: bool 
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", *ARGS, *extra],
                             cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    lines: list[str] = []  # the output as read, in pieces: "[100%]" ends no line until the run's end is over
+
+    def pump() -> None:
+        while piece := proc.stdout.read(1):
+            lines.append(piece)
+
+    reader = threading.Thread(target=pump, daemon=True)
     reader.start()
 
     def wait(done) -> None:
@@ -111,11 +116,11 @@ def _signalled(pytester, slow: str, *signals: int, extra=(), then_release: bool 
             # the run's end means the controller has every item's report: a worker may reach its session end
             # (SLOW=worker_end) before the controller has read the report it sent, and a stop then is a stop
             # mid-run (under load this race was lost: CI=true quick tier, n2-workers-ending-sigterm)
-            wait(lambda: any("[100%]" in line for line in lines))
-            assert any("[100%]" in line for line in lines), "the controller never saw the last item:\n" + "".join(lines)
+            wait(lambda: "[100%]" in "".join(lines))
+            assert "[100%]" in "".join(lines), "the controller never saw the last item:\n" + "".join(lines)
         for i, sig in enumerate(signals):
             if i:  # two signals sent at once may arrive as one: the next goes once the first was said held
-                wait(lambda: any("held until the reports are written" in line for line in lines))
+                wait(lambda: "held until the reports are written" in "".join(lines))
             proc.send_signal(sig)
         if then_release:
             (pytester.path / "sent").touch()
