@@ -42,6 +42,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 SLOW = os.environ.get("SLOW")
 RAN = []
 
@@ -72,6 +74,12 @@ def pytest_collection_modifyitems(config, items):
         _slow("collect")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logfinish(nodeid, location):  # after the plugin's own: the controller has the item's end
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        Path("logfinished").touch()
+
+
 def pytest_runtest_protocol(item, nextitem):  # a worker calls it through config.hook: every conftest sees it
     RAN.append(item.nodeid)
 
@@ -95,7 +103,7 @@ def _signalled(pytester, slow: str, *signals: int, extra=(), then_release: bool 
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "-p", "no:cacheprovider", *ARGS, *extra],
                             cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines: list[str] = []  # the output as read, in pieces: "[100%]" ends no line until the run's end is over
+    lines: list[str] = []  # the output as read, in pieces (the progress line ends only when the run's end is over)
 
     def pump() -> None:
         while piece := proc.stdout.read(1):
@@ -113,11 +121,11 @@ def _signalled(pytester, slow: str, *signals: int, extra=(), then_release: bool 
         wait((pytester.path / "ending").exists)
         assert (pytester.path / "ending").exists(), "the run never got there:\n" + "".join(lines)
         if slow != "collect":
-            # the run's end means the controller has every item's report: a worker may reach its session end
+            # the run's end means the controller has had every item's end (logfinish): a worker may reach its session end
             # (SLOW=worker_end) before the controller has read the report it sent, and a stop then is a stop
             # mid-run (under load this race was lost: CI=true quick tier, n2-workers-ending-sigterm)
-            wait(lambda: "[100%]" in "".join(lines))
-            assert "[100%]" in "".join(lines), "the controller never saw the last item:\n" + "".join(lines)
+            wait((pytester.path / "logfinished").exists)
+            assert (pytester.path / "logfinished").exists(), "the controller never saw the last item end:\n" + "".join(lines)
         for i, sig in enumerate(signals):
             if i:  # two signals sent at once may arrive as one: the next goes once the first was said held
                 wait(lambda: "held until the reports are written" in "".join(lines))
