@@ -74,10 +74,15 @@ def pytest_collection_modifyitems(config, items):
         _slow("collect")
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_logfinish(nodeid, location):  # after the plugin's own: the controller has the item's end
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        Path("logfinished").touch()
+class _Ended:
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid, location):  # after the plugin's own: the controller has the item's end
+        if not os.environ.get("PYTEST_XDIST_WORKER"):
+            Path("logfinished").touch()
+
+
+def pytest_configure(config):  # a plugin, not a conftest hook: item.ihook of a ruler item skips this conftest
+    config.pluginmanager.register(_Ended(), "ended-marker")
 
 
 def pytest_runtest_protocol(item, nextitem):  # a worker calls it through config.hook: every conftest sees it
