@@ -74,9 +74,10 @@ def test_an_unfinished_run_is_incomplete_and_the_estimate_is_said_once():
     run.finished_item(IDS[0], [result("vt", 1024, 100.0)])
     out = run.finish(interrupted=True)
     assert not out.report.complete and out.report.interrupted and out.report.items_finished == 1
-    assert len(session.said) == 2  # the estimate once (expect was called twice), then the ETA after the first item
+    assert len(session.said) == 3  # the estimate once (expect was called twice: tokens, then time), then the ETA after the first item
     assert session.said[0].startswith("ruler: 2 items, at most 6,144 prompt tokens (2 samples x length per item")
-    assert session.said[1].startswith("ruler: ETA ") and "more for 1 item" in session.said[1]
+    assert session.said[1].startswith("ruler: no time estimate")
+    assert session.said[2].startswith("ruler: ETA ") and "more for 1 item" in session.said[2]
     assert any("interrupted after 1 of 2 items" in line.text for line in out.lines())
 
 
