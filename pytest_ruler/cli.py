@@ -248,15 +248,7 @@ def _cmd_compare(ns: argparse.Namespace) -> int:
     old, new = _read_report(ns.old, "OLD.json"), _read_report(ns.new, "NEW.json")
     text = compare_markdown(old, new, alpha=flags["baseline_alpha"], test=flags["baseline_test"],
                             old_name=Path(ns.old).name, new_name=Path(ns.new).name)
-    if ns.out in (None, "-"):
-        sys.stdout.write(text)
-        return 0
-    try:
-        Path(ns.out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise RulerUsageError("--out", ns.out, f"cannot write the file ({exc.strerror or exc})") from None
-    print(ns.out)
-    return 0
+    return _emit(text, ns.out)
 
 
 def _cmd_merge(ns: argparse.Namespace) -> int:
@@ -292,15 +284,7 @@ def _cmd_schema(ns: argparse.Namespace) -> int:
     from .report.schema import report_schema, schema_text
 
     text = schema_text(report_schema())
-    if ns.out in (None, "-"):
-        sys.stdout.write(text)
-        return 0
-    try:
-        Path(ns.out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise RulerUsageError("--out", ns.out, f"cannot write the file ({exc.strerror or exc})") from None
-    print(ns.out)
-    return 0
+    return _emit(text, ns.out)
 
 
 COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "download": _cmd_download, "report": _cmd_report, "gate": _cmd_gate,
@@ -320,6 +304,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RulerUsageError as exc:
         print(f"pytest-ruler: error: {exc}", file=sys.stderr)
         return GATE_USAGE_ERROR if ns.command == "gate" else 2
+
+
+def _emit(text: str, out: str | None) -> int:
+    """A command's text to stdout (``--out`` unset or ``-``) or to the ``--out`` file, whose path is printed."""
+    if out in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise RulerUsageError("--out", out, f"cannot write the file ({exc.strerror or exc})") from None
+    print(out)
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
