@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.engines import GenerationRequest
     from pytest_ruler.lengths import parse_length
     from pytest_ruler.run.session import RulerSession

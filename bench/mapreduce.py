@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_ruler.options import RulerConfig  # noqa: E402
+from pytest_ruler.run_config import RulerConfig  # noqa: E402
 from pytest_ruler.lengths import parse_length  # noqa: E402
 from pytest_ruler.mapreduce import MapReduceConfig, grounding_label, grounding_mode  # noqa: E402
 from pytest_ruler.run.session import RulerSession  # noqa: E402

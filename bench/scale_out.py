@@ -99,7 +99,7 @@ class StandIn:
 
 def ruler_items(seeds: int, samples: int, length: int, tasks: tuple[str, ...] = TASKS) -> list:
     """Every item's requests (real RULER prompts, with the runner's affinity keys), generated once."""
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.run import runner
     from pytest_ruler.run.session import RulerSession
 

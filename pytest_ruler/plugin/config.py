@@ -1,6 +1,6 @@
 """The pytest options and ini keys read into a validated RulerConfig, once, at start-up.
 
-    pytest config ──build_config(config)──► RulerConfig (options.RulerConfig; its
+    pytest config ──build_config(config)──► RulerConfig (run_config.RulerConfig; its
         mapreduce_config a mapreduce.MapReduceConfig, its engine_options typed by the
         resolved engine's declarations)
         1. read_options: per option of the spec (options.OPTIONS) the command line, else the
@@ -29,7 +29,8 @@ from ..engines.gpus import tensor_parallel_size
 from ..engines.options import coerce_engine_options, declared_options
 from ..errors import RulerUsageError
 from ..mapreduce import MapReduceConfig
-from ..options import DEFAULT_PRESET, OPTIONS, PRESETS, RulerConfig, lookup, option, raw_value
+from ..options import DEFAULT_PRESET, OPTIONS, PRESETS, lookup, option, raw_value
+from ..run_config import RulerConfig
 from ..parsers import parse_score
 from ..tasks import get_task, resolve_tasks
 

@@ -47,7 +47,7 @@ __all__ = ["Reporter", "Reporters", "RunEnd", "builtin_reporters"]
 @dataclass(frozen=True)
 class RunEnd:
     """What a reporter reads: the typed report, the verdict (None when the gate itself failed), the
-    run's config (``options.RulerConfig``: paths, ``show_ci``), the end-of-run errors so far, and
+    run's config (``run_config.RulerConfig``: paths, ``show_ci``), the end-of-run errors so far, and
     ``say`` (a terminal line now)."""
 
     report: Report

@@ -15,6 +15,9 @@ do not know); its required fields are those every ``pytest-ruler/1`` report has 
 reports committed under bench/results/ validate too. Nothing here is used when a run writes a
 report: the writer is the source, this is its description.
 
+A feature's own part of the report is described in its own module (``report.schema_*``, with the blocks of
+``report.schema_blocks``) and added to ``build_schema`` in one line.
+
 Public names: ``build_schema``, ``report_schema``, ``schema_text``, ``strict_schema``, ``validate_report``.
 """
 
@@ -27,56 +30,9 @@ from importlib import resources
 from typing import Any
 
 from ..errors import RulerUsageError
+from .schema_blocks import Node, arr, mapping, obj, opt, ref, t
 
 __all__ = ["build_schema", "report_schema", "schema_text", "strict_schema", "validate_report"]
-
-
-# --------------------------------------------------------------------------- building blocks
-
-
-Node = dict[str, Any]
-
-
-def _kinds(kind: str | list[str], nullable: bool) -> str | list[str]:
-    kinds = [kind] if isinstance(kind, str) else list(kind)
-    return [*kinds, "null"] if nullable else kinds[0] if len(kinds) == 1 else kinds
-
-
-def t(kind: str | list[str], desc: str, **kw: Any) -> Node:
-    """A field of JSON type ``kind`` (a name or a list of names)."""
-    return {"type": kind, "description": desc, **kw}
-
-
-def opt(kind: str, desc: str, **kw: Any) -> Node:
-    """A field that may also be null."""
-    return {"type": _kinds(kind, True), "description": desc, **kw}
-
-
-def obj(desc: str, props: dict[str, Node], required: tuple[str, ...] = (), extra: Any = None, nullable: bool = False) -> Node:
-    """An object with these properties (``extra``: its additionalProperties, when it says)."""
-    node = {"type": _kinds("object", nullable), "description": desc, "properties": props}
-    if required:
-        node["required"] = list(required)
-    if extra is not None:
-        node["additionalProperties"] = extra
-    return node
-
-
-def arr(desc: str, items: Node, nullable: bool = False) -> Node:
-    return {"type": _kinds("array", nullable), "description": desc, "items": items}
-
-
-def ref(name: str, desc: str | None = None) -> Node:
-    """One of ``$defs`` (an item, a summary, ...), with this field's own description."""
-    return {"$ref": f"#/$defs/{name}", **({"description": desc} if desc else {})}
-
-
-def mapping(desc: str, values: Node, nullable: bool = False, keys: str | None = None) -> Node:
-    """An object keyed by data (task names, lengths, URLs): every value as ``values``."""
-    node = {"type": _kinds("object", nullable), "description": desc, "additionalProperties": values}
-    if keys:
-        node["propertyNames"] = {"pattern": keys}
-    return node
 
 
 def build_schema() -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 ``check_start(session, pytest_config)`` runs in ``pytest_configure`` (on the
 controller of an xdist run, or the only process) after the options were
-parsed into a :class:`~pytest_ruler.options.RulerConfig`. Each check either
+parsed into a :class:`~pytest_ruler.run_config.RulerConfig`. Each check either
 passes or raises one :class:`~pytest_ruler.errors.RulerUsageError` naming the
 parameter, the value and the fix; the plugin turns it into pytest's
 ``ERROR: ...`` line and exit code 4. What is checked, cheapest first:

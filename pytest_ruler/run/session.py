@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .cache import PredictionCache, prediction_key
-from ..options import RulerConfig
+from ..run_config import RulerConfig
 from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, load_engine, resolve_backend
 from ..engines.registry import engine_identity
 from ..engines.base import Completion

@@ -397,7 +397,7 @@ def test_an_unusable_cache_folder_means_no_cache_and_one_warning(pytester):
 
 def test_samples_are_generated_in_the_batches_the_engine_consumes(monkeypatch, tmp_path):
     from pytest_ruler.run import runner as runner_mod, session as session_mod
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.engines.scripted import ScriptedEngine
 
     monkeypatch.setattr(runner_mod, "SAMPLES_PER_CALL", 3)
@@ -429,7 +429,7 @@ def test_samples_are_generated_in_the_batches_the_engine_consumes(monkeypatch, t
 
 def test_a_mapreduce_twin_answers_the_samples_its_native_item_generated(monkeypatch, tmp_path):
     from pytest_ruler.mapreduce import MapReduceConfig
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.run import runner as runner_mod, session as session_mod
     import pytest_ruler.tasks as tasks_mod
 

@@ -20,7 +20,8 @@ import pytest
 from pytest_ruler import cli
 from pytest_ruler.mapreduce import MapReduceConfig, pipeline
 from pytest_ruler import options
-from pytest_ruler.options import OPTIONS, RulerConfig, option_dest, spec_default
+from pytest_ruler.options import OPTIONS, option_dest, spec_default
+from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.plugin.config import build_config
 from pytest_ruler.tasks import resolve_tasks
 

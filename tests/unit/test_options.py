@@ -13,7 +13,8 @@ import pytest
 
 from pytest_ruler.errors import RulerUsageError
 from pytest_ruler.mapreduce import MapReduceConfig
-from pytest_ruler.options import OPTIONS, RulerConfig, option_dest
+from pytest_ruler.options import OPTIONS, option_dest
+from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.plugin.config import build_config
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from pytest_ruler.options import RulerConfig
+from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.report.reporters import Reporter, Reporters
 from pytest_ruler.results import ItemResult
 from pytest_ruler.run import runner

@@ -72,7 +72,7 @@ def never_built():
 
 def test_map_reduce_windows_on_the_resolved_context_without_building_the_engine(never_built):
     from pytest_ruler.mapreduce import MapReduceConfig
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.run.session import RulerSession
 
     session = RulerSession(RulerConfig(model="smollm2-135m", backend="never-built", tokenizer="smollm2-135m"), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ruler.errors import RulerUsageError
-from pytest_ruler.options import RulerConfig
+from pytest_ruler.run_config import RulerConfig
 
 from ..test_options import config
 

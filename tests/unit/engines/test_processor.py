@@ -156,7 +156,7 @@ def test_the_header_line_says_which_dtype_and_why(cpu_is, monkeypatch):
 
 def test_header_lines_carry_the_dtype_line(cpu_is, monkeypatch):
     from pytest_ruler.engines import gpus
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.plugin.terminal import header_lines
     from pytest_ruler.tasks.base import BASE_FRAME
 

@@ -12,7 +12,7 @@ import pytest
 from pytest_ruler.engines.base import Completion
 from pytest_ruler.engines.scripted import oracle_answer
 from pytest_ruler.mapreduce import MapReduceConfig, MapReducer, document_for
-from pytest_ruler.options import RulerConfig
+from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.results.endpoints import endpoint_total, failover_notes
 from pytest_ruler.run.runner import ItemInputs, run_mapreduce
 from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_family, get_task

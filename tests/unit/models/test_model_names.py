@@ -164,7 +164,7 @@ def test_the_header_says_why_the_prompts_are_base_ones(model, chat, why):
     from types import SimpleNamespace
 
     from pytest_ruler.engines import EngineConfig
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.plugin.terminal import header_lines
     from pytest_ruler.tasks.base import BASE_FRAME
 

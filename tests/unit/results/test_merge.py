@@ -153,7 +153,7 @@ def test_shards_run_with_other_thinking_settings_are_refused_naming_it(setting, 
     """The shard entry records the run's thinking settings (shard.suite_settings of its config)."""
     import dataclasses
 
-    from pytest_ruler.options import RulerConfig
+    from pytest_ruler.run_config import RulerConfig
     from pytest_ruler.shard import suite_settings
 
     (n1, s1), (n2, s2) = _shards(2)

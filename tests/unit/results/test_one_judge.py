@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pytest_ruler.options import RulerConfig
+from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.parsers import RelativeMark
 from pytest_ruler.results import gate
 from pytest_ruler.results.item import item_passes, judged

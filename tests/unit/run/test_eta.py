@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_ruler.options import RulerConfig
+from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.results import ItemResult
 from pytest_ruler.run.eta import RunClock, Work, eta_seconds
 

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from pytest_ruler.engines.base import Completion, GenerationRequest
-from pytest_ruler.options import RulerConfig
+from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.run.progress import Progress, generation_lines
 from pytest_ruler.run.session import RulerSession
 
