@@ -4,7 +4,8 @@ Each xdist worker of a CPU run starts with its share of the cores (:func:`.gpus.
 ``cpus // workers``). At the end of a run the workers do not finish together: the last items
 run on one worker while the others have exited, and that worker would keep its share (one
 core of two) while the rest of the machine sits idle. A run of 6 items on 2 cores measured
-this tail: ``-n 2`` took 1.28x the wall time of ``-n 0`` (``bench/results/xdist_threads.json``).
+this tail: ``-n 2`` took 1.28x the wall time of ``-n 0`` on a Xeon (``bench/results/xdist_threads.json``);
+with the sharing, on an EPYC, 0.94x (``bench/results/xdist_threads_epyc.json``; a fixed share: 0.93x).
 
     worker starts its engine ──CoreShare.claim()──► <tmp>/pytest-ruler-cores/<testrunuid>/<worker> (its pid)
     before each batch ─────────CoreShare.threads()─► cpus // (workers not finished), at least 1
