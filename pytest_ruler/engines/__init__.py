@@ -18,17 +18,34 @@ engine: its factory and its option declarations), ``options`` (the declaration t
 and its coercion), one module per engine and an import-light ``*_options`` module
 with each built-in engine's declarations.
 
-Importing this package imports no torch, transformers or vllm.
+Importing this package imports no torch, transformers or vllm, and none of its own modules:
+each public name loads its module on first use.
 """
 
 from __future__ import annotations
 
-from .base import Completion, Engine, EngineBase, EngineConfig, GenerationRequest, check_context, over_length
-from .context import ContextLength, resolve_context
-from .options import EngineOption
-from .registry import (
-    BUILTIN_ENGINES, EngineEntry, describe_engine, engine_names, entry, load_engine, register_engine, resolve_backend, unregister_engine,
-)
+from typing import TYPE_CHECKING
+
+from ..lazy import exports_getattr
+
+if TYPE_CHECKING:
+    from .base import Completion, Engine, EngineBase, EngineConfig, GenerationRequest, check_context, over_length
+    from .context import ContextLength, resolve_context
+    from .options import EngineOption
+    from .registry import (
+        BUILTIN_ENGINES, EngineEntry, describe_engine, engine_names, entry, load_engine, register_engine, resolve_backend, unregister_engine,
+    )
+
+# name -> the module that defines it. Loaded on first use (PEP 562), so importing one module of
+# this part (``engines.thinking`` for the results' outcome names, ``engines.base``) does not
+# import the registry and every engine's option declarations.
+_EXPORTS = {
+    **dict.fromkeys(("Completion", "Engine", "EngineBase", "EngineConfig", "GenerationRequest", "check_context", "over_length"), "base"),
+    **dict.fromkeys(("ContextLength", "resolve_context"), "context"),
+    "EngineOption": "options",
+    **dict.fromkeys(("BUILTIN_ENGINES", "EngineEntry", "describe_engine", "engine_names", "entry", "load_engine", "register_engine",
+                     "resolve_backend", "unregister_engine"), "registry"),
+}
 
 __all__ = [
     "BUILTIN_ENGINES",
@@ -51,3 +68,6 @@ __all__ = [
     "resolve_context",
     "unregister_engine",
 ]
+
+
+__getattr__ = exports_getattr(__name__, _EXPORTS)

@@ -38,12 +38,16 @@ Fixtures: ``ruler_session``, ``ruler``, ``ruler_mapreduce``; their runners are
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..options import add_options, early_value, is_active, raw_value
 from .keys import RESULT_ATTR, SESSION_KEY
+
+if TYPE_CHECKING:  # the run's session and the fixtures' runners load with a model, not with the plugin
+    from ..run.session import RulerSession
+    from .fixtures import MapReduceRunner, RulerRunner
 
 IDENTITY_OUTPUT = "ruler_engine_identity"  # the xdist workeroutput key of the engine identity a worker used
 MARKER = "ruler(task=None, lengths=None, samples=None, threshold=None, seed=0): a RULER check for the `ruler` fixture"
@@ -166,7 +170,7 @@ def pytest_runtest_makereport(item: Any, call: Any):
         outcome.get_result().ruler = [r.to_dict() for r in results]
 
 
-def pytest_sessionfinish(session: Any) -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
     """An xdist worker hands the engine identity it used to the controller (``pytest_testnodedown``)."""
     output = getattr(session.config, "workeroutput", None)
     rs = session.config.stash.get(SESSION_KEY, None)
@@ -202,7 +206,7 @@ def pytest_unconfigure(config: Any) -> None:
 
 
 @pytest.fixture(scope="session")
-def ruler_session(request: Any) -> Any:
+def ruler_session(request: Any) -> RulerSession:
     """The run's RulerSession (engine, tokenizer, cache); skips without --ruler-model."""
     rs = request.config.stash.get(SESSION_KEY, None)
     if rs is None:
@@ -211,7 +215,7 @@ def ruler_session(request: Any) -> Any:
 
 
 @pytest.fixture
-def ruler(request: Any, ruler_session: Any) -> Any:
+def ruler(request: Any, ruler_session: RulerSession) -> RulerRunner:
     """Run RULER items from a test; defaults come from @pytest.mark.ruler(...)."""
     from .fixtures import RulerRunner
 
@@ -219,7 +223,7 @@ def ruler(request: Any, ruler_session: Any) -> Any:
 
 
 @pytest.fixture
-def ruler_mapreduce(request: Any, ruler_session: Any) -> Any:
+def ruler_mapreduce(request: Any, ruler_session: RulerSession) -> MapReduceRunner:
     """Run RULER items through LLM×MapReduce chunked inference (see fixtures.MapReduceRunner)."""
     from .fixtures import MapReduceRunner
 

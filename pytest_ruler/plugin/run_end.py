@@ -58,11 +58,11 @@ class HeldCtrlC:
 
     def __init__(self, held: HeldInterrupts | None = None):
         self.held = held or HeldInterrupts()
-        self.session: Any = None
+        self.session: pytest.Session | None = None
         self.interrupted = False  # a stop reached pytest before the end (a KeyboardInterrupt)
         self._finished: set[str] = set()
 
-    def pytest_sessionstart(self, session: Any) -> None:
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
@@ -74,7 +74,7 @@ class HeldCtrlC:
             self.held.hold()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtestloop(self, session: Any) -> Any:
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
         try:
             return (yield)
         finally:
@@ -90,7 +90,7 @@ class HeldCtrlC:
         return self.held.settle()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> Any:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: Any) -> Any:
         self.held.hold()
         try:
             result = yield
@@ -115,7 +115,7 @@ class HeldCtrlC:
             return f"{what} came after the verdict was settled: the reports are written as settled; stopping"
         return f"{what} came at the run's end: the reports are written; stopping (interrupted)"
 
-    def _status(self, session: Any) -> int:
+    def _status(self, session: pytest.Session) -> int:
         """The run's exit status: the session's once the run's end weighed the stop (settle), else interrupted."""
         if self.held.settled is None:
             return pytest.ExitCode.INTERRUPTED
@@ -145,7 +145,7 @@ class OutputErrors:
         self.lost = lost
 
     @pytest.hookimpl(wrapper=True, trylast=True)
-    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> Any:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: Any) -> Any:
         try:
             return (yield)
         except OSError as exc:

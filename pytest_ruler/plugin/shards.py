@@ -39,7 +39,7 @@ class ShardPlugin:
                 "merge every shard's --ruler-report with `pytest-ruler merge`"]
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: Any, items: list) -> None:
         kept, dropped = [], []
         for item in items:
             (kept if self.shard.selects(item.nodeid) else dropped).append(item)
@@ -48,7 +48,7 @@ class ShardPlugin:
             config.hook.pytest_deselected(items=dropped)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: Any) -> None:
         # a shard that holds none of the suite's items (more shards than items) has run its share:
         # its report (no items) merges, and its matrix job does not fail for "no tests ran"
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self.no_suite:

@@ -138,7 +138,7 @@ class RulerPlugin:
         return [escaped(scrub(line)) for line in lines + [f"ruler: warning: {w}" for w in self.rs.warnings]]
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list) -> None:
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: Any, items: list) -> None:
         if self.rs.config.no_suite:  # --ruler-no-suite: only the user's own tests (fixtures, engine, gate, report)
             return
         ruler_items = make_items(session, self.rs)
@@ -150,7 +150,7 @@ class RulerPlugin:
         else:
             items.extend(ruler_items)
 
-    def pytest_collection_finish(self, session: Any) -> None:
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         from .items import RulerItem
 
         self.rs.notify = self._say
@@ -216,7 +216,7 @@ class RulerPlugin:
 
         return teststatus(report)
 
-    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: Any) -> None:
         if self.is_worker:
             return
         dry_run = bool(self.config.getoption("collectonly", False))
@@ -246,7 +246,7 @@ class RulerPlugin:
             for name, value in junit_properties(verdict, self.outcome.report):
                 xml.add_global_property(name, value)
 
-    def output_lost(self, session: Any, what: str, exc: BaseException) -> bool:
+    def output_lost(self, session: pytest.Session, what: str, exc: BaseException) -> bool:
         """An output written after ours failed (plugin.run_end.OutputErrors: the JUnit XML on a full
         disk): one more end-of-run error, and the run fails; False before the run's end (raised as before)."""
         from ..run.session import one_line

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import throughput
+from .seams import ClockSession
 
 __all__ = ["RunClock", "Work", "eta_seconds"]
 
@@ -102,7 +103,7 @@ def _duration(seconds: float) -> str:
 class RunClock:
     """Says the estimate once and the ETA once (see the module docstring). ``clock``: seconds, monotonic."""
 
-    def __init__(self, session: Any, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, session: ClockSession, clock: Callable[[], float] = time.perf_counter):
         self.session = session
         self.clock = clock
         self.started: float | None = None  # when the items were known

@@ -47,7 +47,8 @@ from ..results.verdict import EXIT_STATUS, FAILED, NOT_DECIDED, Reason, Verdict
 from ..secrets import scrub
 from ..shard import suite_settings
 from .eta import RunClock
-from .session import RulerSession, one_line
+from .seams import RecordSession
+from .session import one_line
 
 __all__ = ["Outcome", "RunRecord"]
 
@@ -112,7 +113,7 @@ class RunRecord:
     """The record of one run (see the module docstring); ``controller`` is false on an xdist worker,
     which only hands its results on."""
 
-    def __init__(self, session: RulerSession, cell_of: Callable[[str], Cell | None], *, controller: bool = True):
+    def __init__(self, session: RecordSession, cell_of: Callable[[str], Cell | None], *, controller: bool = True):
         self.session = session
         self.cell_of = cell_of
         self.controller = controller

@@ -46,6 +46,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from ..lengths import format_length
+from .seams import StartSession
 
 __all__ = ["check_output_path", "check_start", "engine_context"]
 
@@ -69,7 +70,7 @@ def check_output_path(parameter: str, path: Path | None, *, folder: bool = False
         raise RulerUsageError(parameter, str(path), f"{existing if not p.exists() else p} is not writable; pass a path you can write")
 
 
-def _check_data(session: Any) -> None:
+def _check_data(session: StartSession) -> None:
     """Each data path given is read and shape-checked once, here (``data.registry``: every kind,
     a registered one included); a bad one is refused naming its option."""
     from ..data.registry import read_data
@@ -87,7 +88,7 @@ def _check_baseline(config: Any) -> None:
     load_baseline(config.baseline)
 
 
-def _check_prompting(session: Any) -> None:
+def _check_prompting(session: StartSession) -> None:
     """The tokenizer loads and the chat template file decodes and compiles."""
     config = session.config
     name = config.tokenizer or config.model
@@ -121,7 +122,7 @@ def _check_prompting(session: Any) -> None:
         raise RulerUsageError("--ruler-chat-template", choice, f"the template does not render ({type(exc).__name__}: {exc}); pass a valid Jinja chat template, auto or none") from None
 
 
-def engine_context(session: Any) -> Any:
+def engine_context(session: StartSession) -> Any:
     """The engine's own start-up check (no model loads) and the context length it leads to,
     by the one resolver the engine uses too (``engines.context``); a ContextLength."""
     from ..engines import entry
@@ -132,7 +133,7 @@ def engine_context(session: Any) -> Any:
     return engine.context_length(config, reported, tokenizer=session.tokenizer)
 
 
-def _check_lengths(session: Any, context: int | None, source: str) -> None:
+def _check_lengths(session: StartSession, context: int | None, source: str) -> None:
     from ..tasks import get_task
 
     config = session.config
@@ -166,7 +167,7 @@ def _check_lengths(session: Any, context: int | None, source: str) -> None:
     )
 
 
-def _check_think_budget(session: Any, context: int | None, source: str) -> None:
+def _check_think_budget(session: StartSession, context: int | None, source: str) -> None:
     """``--ruler-think-budget`` fits the context with the longest length asked (module docstring)."""
     config = session.config
     budget = config.think_budget
@@ -199,7 +200,7 @@ def _check_think_budget(session: Any, context: int | None, source: str) -> None:
     )
 
 
-def _check_room(session: Any) -> None:
+def _check_room(session: StartSession) -> None:
     """Each task's smallest prompt fits each length (else every item there errors). The
     fixed text may grow with the length (cwe's example does), so each length is asked,
     shortest first, until one fits: one render per task when the shortest does."""
@@ -233,7 +234,7 @@ def _check_room(session: Any) -> None:
             )
 
 
-def check_start(session: Any, pytest_config: Any) -> None:
+def check_start(session: StartSession, pytest_config: Any) -> None:
     """Every start-up check (see the module docstring); raises RulerUsageError."""
     c = session.config
     check_output_path("--ruler-report", c.report)

@@ -53,6 +53,7 @@ from ..results.budgets import item_thinking
 from ..results.cost import item_cost
 from ..results.endpoints import count_prefix_cache, prefix_cache_record, tally
 from ..results.scoring import count_nulls, get_metric, sample_scorer
+from .seams import ItemSession
 
 __all__ = ["SAMPLES_PER_CALL", "ItemInputs", "NativeWork", "native_work", "upcoming_work", "errored_result", "grade", "item_result", "prediction_records", "run_mapreduce", "run_native"]
 
@@ -124,7 +125,7 @@ def _sample_scores(spec: Any, refs: Sequence[Any], preds: Sequence[str]) -> tupl
     return tuple(round(per_sample(p, list(r.outputs)), 4) for r, p in zip(refs, preds))
 
 
-def task_spec(session: Any, task: Any) -> tuple[Any, tuple[float, ...] | None]:
+def task_spec(session: ItemSession, task: Any) -> tuple[Any, tuple[float, ...] | None]:
     """The task's spec, with the depth sweep of --ruler-depths applied where it has a depth."""
     from ..tasks import get_task
 
@@ -135,14 +136,14 @@ def task_spec(session: Any, task: Any) -> tuple[Any, tuple[float, ...] | None]:
     return spec, depths
 
 
-def _request(session: Any, spec: Any, sample: Any, length: int, seed: int) -> GenerationRequest:
+def _request(session: ItemSession, spec: Any, sample: Any, length: int, seed: int) -> GenerationRequest:
     ids = tuple(sample.prompt_ids) if sample.prompt_ids else tuple(session.tokenizer.encode(sample.prompt))
     # the item's samples share their haystack's opening: one endpoint's prefix cache serves them
     return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate, answer_prefix=sample.answer_prefix,
                              affinity=f"{spec.name}/{length}/{seed}")
 
 
-def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:
+def item_inputs(session: ItemSession, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:
     """Every sample of an item at once, with its request."""
     from ..tasks import iter_samples
 
@@ -153,7 +154,7 @@ def item_inputs(session: Any, task: Any, length: int, seed: int, samples: int | 
     return ItemInputs(spec, depths, generated, [_request(session, spec, s, length, seed) for s in generated])
 
 
-def _sample_batches(session: Any, spec: Any, length: int, seed: int, samples: int, size: int | None = None):
+def _sample_batches(session: ItemSession, spec: Any, length: int, seed: int, samples: int, size: int | None = None):
     """An item's samples, generated lazily, ``size`` (SAMPLES_PER_CALL) at a time, with their requests."""
     from ..tasks import iter_samples
 
@@ -212,7 +213,7 @@ def errored_result(config: Any, task: Any, length: int, seed: int, mode: str, er
                        started=time.perf_counter() - seconds, samples=samples or config.samples, error=error)
 
 
-def _over_length_result(session: Any, spec: Any, length: int, seed: int, samples: int, threshold: float | None, started: float) -> ItemResult:
+def _over_length_result(session: ItemSession, spec: Any, length: int, seed: int, samples: int, threshold: float | None, started: float) -> ItemResult:
     """An item whose every prompt would exceed the context: failed, and no prompt is built for it."""
     reason = f"exceeds model context ({length} > {session.context_limit}): no prompt built"
     return item_result(session.config, spec.name, length, seed, "native", threshold=threshold, started=started,
@@ -232,7 +233,7 @@ class NativeWork:
     answers received so far and, with ``--ruler-sequential``, the betting test that may decide
     it early. ``result`` grades what it received into the item's ItemResult."""
 
-    def __init__(self, session: Any, spec: Any, depths: tuple[float, ...] | None, length: int, seed: int, n: int,
+    def __init__(self, session: ItemSession, spec: Any, depths: tuple[float, ...] | None, length: int, seed: int, n: int,
                  threshold: float | None, *, keep_samples: bool = False):
         self.cell = (spec.name, length, seed)
         self.spec, self.depths, self.length, self.seed, self.n, self.threshold = spec, depths, length, seed, n, threshold
@@ -286,7 +287,7 @@ class NativeWork:
         """Every sample generated, with its request (``keep_samples``: for the map-reduce twin)."""
         return ItemInputs(self.spec, self.depths, [s for g, _ in self.kept for s in g], [r for _, rs in self.kept for r in rs])
 
-    def result(self, session: Any, started: float) -> ItemResult:
+    def result(self, session: ItemSession, started: float) -> ItemResult:
         spec, completions, refs, n = self.spec, self.completions, self.refs, self.n
         preds = [c.text for c in completions]
         scores = _sample_scores(spec, refs, preds)
@@ -309,7 +310,7 @@ class NativeWork:
         )
 
 
-def native_work(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
+def native_work(session: ItemSession, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
                 threshold: float | None = None) -> NativeWork | None:
     """The work of a native item, None when it sends nothing (over the context: no prompt is built)."""
     spec, depths = task_spec(session, task)
@@ -321,7 +322,7 @@ def native_work(session: Any, task: Any, length: int, seed: int = 0, *, samples:
     return NativeWork(session, spec, depths, length, seed, n, threshold, keep_samples=keep)
 
 
-def upcoming_work(session: Any, cell: Any) -> NativeWork | None:
+def upcoming_work(session: ItemSession, cell: Any) -> NativeWork | None:
     """The work of a planned item, started ahead of it (None: not one to start ahead)."""
     task, length, seed = cell
     if session.data_missing(task) is not None:
@@ -329,7 +330,7 @@ def upcoming_work(session: Any, cell: Any) -> NativeWork | None:
     return native_work(session, task, length, seed)
 
 
-def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
+def run_native(session: ItemSession, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
                threshold: float | None = None) -> ItemResult:
     """Run one native item; ``task`` is a name or a TaskSpec (a user test's custom task).
 
@@ -351,7 +352,7 @@ def run_native(session: Any, task: Any, length: int, seed: int = 0, *, samples: 
     return work.result(session, started)
 
 
-def run_mapreduce(session: Any, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
+def run_mapreduce(session: ItemSession, task: Any, length: int, seed: int = 0, *, samples: int | None = None,
                   threshold: float | None = None, config: Any = None) -> ItemResult:
     """The map-reduce twin of an item: the same samples, answered by chunked inference."""
     from ..mapreduce import MapReduceConfig, MapReducer, document_for, grounding_mode

@@ -33,6 +33,10 @@ server's body): ``one_line`` and every ``Completion.error`` that ``complete`` ha
 on go through :func:`~pytest_ruler.outside_text.shown` (controls escaped, the key
 scrubbed), so no item message, reason or report line carries a raw control sequence.
 
+Its consumers name the part of it they use (``run.seams``: the runner's ``ItemSession``, the
+preflight's ``StartSession``, the record's ``RecordSession``, the clock's ``ClockSession``); the
+next step, splitting off the engine handle (``seams.EngineHandle``), is described there.
+
 Public names: ``ItemResult``, ``RulerSession``, ``EngineUnavailable``,
 ``SAMPLES_PER_CALL``, ``one_line``.
 """

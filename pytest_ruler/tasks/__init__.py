@@ -1,10 +1,11 @@
 """RULER tasks: families, the 13 standard tasks, and sample generation.
 
 Public names are re-exported here; see each module for its design notes:
-``base`` (Sample, TaskSpec, GenerationContext), ``family`` (the contract a
-task family meets, and how one is registered), ``budget`` (filling a
+``base`` (Sample, GenerationContext: what every family shares), ``family`` (the contract a
+task family meets), ``registry`` (TaskSpec, families and tasks by name, the packs; it imports
+the families, never the other way), ``budget`` (filling a
 length budget), ``niah``, ``variable_tracking``, ``aggregation`` (cwe, fwe),
-``qa``, ``haystack``, ``words``, ``registry``, ``generate``; ``ruler2`` (RULERv2's
+``qa``, ``haystack``, ``words``, ``generate``; ``ruler2`` (RULERv2's
 12 tasks as the pack ``ruler2``); and what prompts
 are measured in: ``tokenizer`` (the model's tokenizer, the embedded model) and
 ``chat`` (the chat template frame around a task prompt).
@@ -12,26 +13,28 @@ are measured in: ``tokenizer`` (the model's tokenizer, the embedded model) and
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import exports_getattr
 
 if TYPE_CHECKING:
-    from .base import BASE_FRAME, Frame, GenerationContext, Sample, TaskSpec
-    from .family import ChunkableFamily, Family, check_family, data_needs
+    from .base import BASE_FRAME, Frame, GenerationContext, Sample
+    from .family import ChunkableFamily, Family, check_family
     from .generate import generate_samples, haystack_label, iter_samples
     from .registry import (
-        FAMILIES, STANDARD_TASKS, family_names, get_family, get_task, make_task, register_family, register_task, resolve_tasks, task_names,
+        FAMILIES, STANDARD_TASKS, TaskSpec, data_needs, family_names, get_family, get_task, make_task, register_family, register_task,
+        resolve_tasks, task_names,
     )
 
 # name -> the module that defines it. Loaded on first use (PEP 562), so importing one
 # module of this part (``tasks.tokenizer``: loading a tokenizer) does not import every
 # family and the RULERv2 pack through the registry.
 _EXPORTS = {
-    **dict.fromkeys(("BASE_FRAME", "Frame", "GenerationContext", "Sample", "TaskSpec"), "base"),
-    **dict.fromkeys(("ChunkableFamily", "Family", "check_family", "data_needs"), "family"),
+    **dict.fromkeys(("BASE_FRAME", "Frame", "GenerationContext", "Sample"), "base"),
+    **dict.fromkeys(("ChunkableFamily", "Family", "check_family"), "family"),
     **dict.fromkeys(("generate_samples", "haystack_label", "iter_samples"), "generate"),
-    **dict.fromkeys(("FAMILIES", "STANDARD_TASKS", "family_names", "get_family", "get_task", "make_task", "register_family",
-                     "register_task", "resolve_tasks", "task_names"), "registry"),
+    **dict.fromkeys(("FAMILIES", "STANDARD_TASKS", "TaskSpec", "data_needs", "family_names", "get_family", "get_task", "make_task",
+                     "register_family", "register_task", "resolve_tasks", "task_names"), "registry"),
 }
 
 __all__ = [
@@ -60,14 +63,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        if name.isidentifier() and not name.startswith("_"):
-            try:  # a submodule, as the eager imports once made ``tasks.niah`` reachable
-                return import_module(f"{__name__}.{name}")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{__name__}.{name}":
-                    raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = exports_getattr(__name__, _EXPORTS)

@@ -11,7 +11,6 @@ Data flow of one sample::
 Public names:
 
 - ``Sample``: one generated prompt (frozen); ``Sample.to_ruler_json()``.
-- ``TaskSpec``: a task = a family + its arguments + tokens_to_generate + metric.
 - ``Frame``: the chat wrapper around a prompt (``BASE_FRAME`` = none).
 - ``GenerationContext``: tokenizer, frame and data sources for a run.
 - ``Draft`` / ``Rendered``: what a family returns; ``budget.fill`` sizes a draft
@@ -34,6 +33,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+from ..data.registry import data_kind, data_kinds, default_paths, read_data
 from ..errors import RulerUsageError
 from .tokenizer import Tokenizer
 
@@ -45,7 +45,6 @@ __all__ = [
     "PrefixCounter",
     "Rendered",
     "Sample",
-    "TaskSpec",
     "distinct_slots",
     "insert_before",
     "run_memo",
@@ -119,25 +118,6 @@ class Sample:
             "tokens_to_generate": self.tokens_to_generate,
             "metadata": dict(self.metadata),
         }
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """A task: a family with its arguments, the tokens it generates and its metric."""
-
-    name: str
-    family: str
-    args: Mapping[str, Any]
-    tokens_to_generate: int
-    metric: str  # "all" | "part"
-
-    def with_args(self, name: str | None = None, **overrides: Any) -> "TaskSpec":
-        """A custom task: the same family with other arguments."""
-        from .registry import make_task
-
-        tokens = overrides.pop("tokens_to_generate", self.tokens_to_generate)
-        metric = overrides.pop("metric", self.metric)
-        return make_task(name or self.name, self.family, tokens_to_generate=tokens, metric=metric, **{**self.args, **overrides})
 
 
 @dataclass(frozen=True)
@@ -306,8 +286,6 @@ class GenerationContext:
 
     def __init__(self, tokenizer: Tokenizer, frame: Frame = BASE_FRAME, data: Mapping[str, str | None] | None = None,
                  **paths: str | None) -> None:
-        from ..data.registry import data_kind, data_kinds, default_paths
-
         known = {k.name for k in data_kinds()}
         given = dict(data or {})
         for key, path in paths.items():
@@ -327,8 +305,6 @@ class GenerationContext:
     def read(self, kind: str, reader: Callable[[Any], Any] | None = None) -> Any:
         """The data of ``kind``, as its reader (or ``reader``: another reading of the same file) parses
         it; raises RulerDataError naming the kind's option, and how to get the data when there is none."""
-        from ..data.registry import read_data
-
         return read_data(kind, self.path(kind), reader=reader)
 
     @property

@@ -25,9 +25,11 @@ its own) and the hints that strategy reads (the question's keys, its query value
 The name is the whole seam: this part imports nothing of ``mapreduce``, and the
 runner hands the family to ``mapreduce.document_for``.
 
-A family without ``data_needs`` (one written before it was a member) needs no data.
+A family without ``data_needs`` (one written before it was a member) needs no data: a task's
+needs are asked through ``registry.data_needs(spec)``, which finds its family by name (this
+module imports nothing of the registry; the registry imports it).
 
-Public names: ``Family``, ``ChunkableFamily``, ``check_family``, ``data_needs``.
+Public names: ``Family``, ``ChunkableFamily``, ``check_family``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 from ..errors import RulerUsageError
 from .base import Draft, GenerationContext
 
-__all__ = ["ChunkableFamily", "Family", "check_family", "data_needs"]
+__all__ = ["ChunkableFamily", "Family", "check_family"]
 
 
 @runtime_checkable
@@ -83,16 +85,3 @@ def check_family(family: Any) -> Any:
                               f"draft(args, ctx, rng, index, **where); {', '.join(missing)} missing (see pytest_ruler.tasks.Family)")
     return family
 
-
-def data_needs(spec: Any) -> tuple[str, ...]:
-    """The kinds of data a task (a TaskSpec) reads: its family's ``data_needs(args)``, each a
-    registered kind (``data.registry.data_kind``; an unknown one raises RulerUsageError)."""
-    from ..data.registry import data_kind
-    from .registry import get_family
-
-    family = get_family(spec.family)
-    ask = getattr(family, "data_needs", None)
-    needs = tuple(ask(spec.args)) if callable(ask) else ()
-    for name in needs:
-        data_kind(name)
-    return needs

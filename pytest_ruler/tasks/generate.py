@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import RulerUsageError
-from .base import GenerationContext, Sample, TaskSpec, sample_rng
+from .base import GenerationContext, Sample, sample_rng
 from .budget import fill, smallest_length as _smallest
-from .registry import get_family, get_task
+from .registry import TaskSpec, get_family, get_task
 
 __all__ = ["generate_samples", "iter_samples", "haystack_label", "smallest_length"]
 

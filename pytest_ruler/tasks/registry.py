@@ -1,6 +1,6 @@
-"""The registry: task families by name, and the 13 standard RULER tasks.
+"""The registry: task families by name, tasks by name, and the 13 standard RULER tasks.
 
-A task is a family plus arguments (``make_task``); the 13 tasks of the paper
+A task (``TaskSpec``) is a family plus arguments (``make_task``); the 13 tasks of the paper
 are registered at import (``STANDARD_TASKS``), and so are task packs beside
 them (``PACKS``: ``ruler2``, RULERv2's 12 tasks, ``tasks.ruler2``; ``pack_of``). Users add tasks with
 ``register_task`` and families (any object meeting :class:`~.family.Family`)
@@ -8,28 +8,53 @@ with ``register_family``; from a conftest, ``registry.task(...)`` and
 ``registry.family(...)`` in a ``pytest_ruler_register`` hook do the same.
 ``FAMILIES`` is a read-only view of every family known now, built-in or registered.
 
-Public names: ``FAMILIES``, ``PACKS``, ``pack_of``, ``STANDARD_TASKS``, ``make_task``, ``register_task``,
-``register_family``, ``get_family``, ``family_names``, ``get_task``, ``task_names``,
-``resolve_tasks``.
+Imports go one way: this module imports the families (``niah``, ``qa``, ... and each pack's
+modules); a family imports ``base`` (and ``words``, ``haystack``), never this registry, so what
+needs a family by name (``TaskSpec.with_args``, ``data_needs``) lives here. A pack is a module
+beside the families that gives its name, its task rows and its family classes; adding one is
+importing it, adding its families to ``_BUILTIN_FAMILIES`` and one entry to ``_PACK_ROWS``.
+
+Public names: ``TaskSpec``, ``FAMILIES``, ``PACKS``, ``pack_of``, ``STANDARD_TASKS``, ``make_task``,
+``register_task``, ``register_family``, ``get_family``, ``family_names``, ``get_task``, ``task_names``,
+``resolve_tasks``, ``data_needs``.
 """
 
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
+from ..data.registry import data_kind
 from ..errors import RulerUsageError
 from .aggregation import CommonWordsFamily, FrequentWordsFamily
-from .base import TaskSpec
 from .family import Family, check_family
 from .niah import NiahFamily
 from .qa import QAFamily
 from .ruler2 import PACK, PACK_TASKS, Ruler2MMLUFamily, Ruler2NiahFamily, Ruler2QAFamily
 from .variable_tracking import VariableTrackingFamily
 
-__all__ = ["FAMILIES", "PACKS", "STANDARD_TASKS", "family_names", "pack_of", "get_family", "get_task", "make_task", "register_family",
-           "register_task", "resolve_tasks", "task_names"]
+__all__ = ["FAMILIES", "PACKS", "STANDARD_TASKS", "TaskSpec", "data_needs", "family_names", "pack_of", "get_family", "get_task", "make_task",
+           "register_family", "register_task", "resolve_tasks", "task_names"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task: a family with its arguments, the tokens it generates and its metric."""
+
+    name: str
+    family: str
+    args: Mapping[str, Any]
+    tokens_to_generate: int
+    metric: str  # "all" | "part"
+
+    def with_args(self, name: str | None = None, **overrides: Any) -> "TaskSpec":
+        """A custom task: the same family with other arguments (validated again by ``make_task``)."""
+        tokens = overrides.pop("tokens_to_generate", self.tokens_to_generate)
+        metric = overrides.pop("metric", self.metric)
+        return make_task(name or self.name, self.family, tokens_to_generate=tokens, metric=metric, **{**self.args, **overrides})
+
 
 _BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily(),
                                          Ruler2NiahFamily(), Ruler2MMLUFamily(), Ruler2QAFamily())
@@ -63,6 +88,17 @@ def get_family(name: str) -> Family:
     if family is None:
         raise RulerUsageError("family", name, f"choose one of {', '.join(sorted(_FAMILIES))}, or register yours with register_family")
     return family
+
+
+def data_needs(spec: Any) -> tuple[str, ...]:
+    """The kinds of data a task (a TaskSpec) reads: its family's ``data_needs(args)``, each a
+    registered kind (``data.registry.data_kind``; an unknown one raises RulerUsageError). A family
+    without the member (one written before it was one) needs no data."""
+    ask = getattr(get_family(spec.family), "data_needs", None)
+    needs = tuple(ask(spec.args)) if callable(ask) else ()
+    for name in needs:
+        data_kind(name)
+    return needs
 
 
 def make_task(name: str, family: str, *, tokens_to_generate: int, metric: str = "all", **args: Any) -> TaskSpec:
@@ -102,15 +138,20 @@ def _standard() -> dict[str, TaskSpec]:
 STANDARD_TASKS: "MappingProxyType[str, TaskSpec]" = MappingProxyType(_standard())
 
 
-def _pack() -> dict[str, TaskSpec]:
+# pack name -> its task rows (name, family, tokens_to_generate, metric, args); its families are in _BUILTIN_FAMILIES
+_PACK_ROWS: dict[str, Any] = {PACK: PACK_TASKS}
+
+
+def _pack(rows: Any) -> dict[str, TaskSpec]:
     return {name: make_task(name, family, tokens_to_generate=tokens, metric=metric, **args)
-            for name, family, tokens, metric, args in PACK_TASKS if family in _FAMILIES}
+            for name, family, tokens, metric, args in rows if family in _FAMILIES}
 
 
 #: task packs beside the paper's 13: ``ruler2`` (RULERv2's 12 tasks, ``tasks.ruler2``)
-PACKS: "MappingProxyType[str, MappingProxyType[str, TaskSpec]]" = MappingProxyType({PACK: MappingProxyType(_pack())})
+PACKS: "MappingProxyType[str, MappingProxyType[str, TaskSpec]]" = MappingProxyType(
+    {pack: MappingProxyType(_pack(rows)) for pack, rows in _PACK_ROWS.items()})
 _PACKED: dict[str, TaskSpec] = {n: s for tasks in PACKS.values() for n, s in tasks.items()}
-PACK_SIZES: "MappingProxyType[str, int]" = MappingProxyType({PACK: len(PACK_TASKS)})  # the tasks each pack declares
+PACK_SIZES: "MappingProxyType[str, int]" = MappingProxyType({pack: len(rows) for pack, rows in _PACK_ROWS.items()})  # the tasks each pack declares
 _CUSTOM: dict[str, TaskSpec] = {}
 
 

@@ -37,6 +37,7 @@ import re
 import string
 from typing import Any, Mapping
 
+from ..errors import RulerUsageError
 from .base import (
     GenerationContext, Rendered, check_depths, check_positive_int, depth_fraction, distinct_slots, insert_before,
     run_memo, sample_rng, with_defaults,
@@ -164,8 +165,6 @@ class VariableTrackingFamily:
     def mapreduce_strategy(self, question: str) -> tuple[str, dict[str, Any]]:
         """``chain``: the model lists every assignment per chunk; code follows the links
         from the query value parsed from the question."""
-        from ..errors import RulerUsageError
-
         q = parse_question(question)
         if q is None:
             raise RulerUsageError("--ruler-mapreduce", question.strip()[:80], "no query value found in this question; keep the variable-tracking template")

@@ -27,13 +27,13 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_ruler"
-CLEAN_PARTS = ("results", "engines")  # the parts this test keeps free of both
+CLEAN_PARTS = ("results", "engines", "tasks")  # the parts this test keeps free of both
 
 
 @dataclass(frozen=True)
 class Edge:
-    source: str  # importing module, e.g. "results.table"
-    target: str  # imported module of the same part, e.g. "results.report"
+    source: str  # importing module, e.g. "results.table" ("tasks.ruler2.niah" in a subpackage)
+    target: str  # imported module of the same part, e.g. "results.report" (a package: "tasks.ruler2.__init__")
     line: int
     where: str  # "module", "function" or "typing"
 
@@ -60,29 +60,33 @@ def _walk(node: ast.AST, stack: list[ast.AST]):
 
 
 def part_edges(part: str) -> list[Edge]:
-    """Every import, in a module of ``part``, of a module of the same part."""
+    """Every import, in a module of ``part`` (its subpackages included), of a module of the same part."""
     folder = PACKAGE / part
     if not (folder / "__init__.py").is_file():
         raise ValueError(f"part={part!r}: no package pytest_ruler/{part}/; use one of {sorted(p.parent.name for p in PACKAGE.glob('*/__init__.py'))}")
-    own = {_module_name(p) for p in folder.glob("*.py")}
+    paths = sorted(folder.rglob("*.py"))
+    own = {_module_name(p) for p in paths}
 
-    def resolve(dotted: str) -> str | None:  # "pytest_ruler.results.table" -> "results.table"
+    def resolve(dotted: str) -> str | None:  # "pytest_ruler.results.table.Report" -> "results.table"
         names = dotted.split(".")
         if names[:2] != ["pytest_ruler", part]:
             return None
-        if len(names) == 2:
-            return f"{part}.__init__"
-        candidate = ".".join(names[1:3])
-        return candidate if candidate in own else None
+        for end in range(len(names), 1, -1):  # the longest prefix that is a module or a package of the part
+            candidate = ".".join(names[1:end])
+            if candidate in own:
+                return candidate
+            if f"{candidate}.__init__" in own:
+                return f"{candidate}.__init__"
+        return None
 
     edges: list[Edge] = []
-    for path in sorted(folder.glob("*.py")):
+    for path in paths:
         src = _module_name(path)
-        package = f"pytest_ruler.{part}"
+        package = ".".join(("pytest_ruler", *path.parent.relative_to(PACKAGE).parts))  # what ``from .`` names here
         for node, where in _walk(ast.parse(path.read_text(encoding="utf-8")), []):
-            targets: set[str] = set()
+            targets: set[str | None] = set()
             if isinstance(node, ast.Import):
-                targets = {t for a in node.names if (t := resolve(a.name))}
+                targets = {resolve(a.name) for a in node.names}
             else:
                 if node.level:
                     base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
@@ -91,9 +95,10 @@ def part_edges(part: str) -> list[Edge]:
                     module = node.module or ""
                 for alias in node.names:  # ``from . import table`` names a module, not a package attribute
                     t = resolve(f"{module}.{alias.name}")
-                    targets.add(t if t and t != f"{part}.__init__" and t.count(".") == 1 and t.split(".")[1] == alias.name else resolve(module))
-                targets.discard(None)
-            edges += [Edge(src, t, node.lineno, where) for t in sorted(targets) if t != src]
+                    named = f"{module}.{alias.name}".removeprefix("pytest_ruler.")
+                    targets.add(t if t in (named, f"{named}.__init__") else resolve(module))
+            targets.discard(None)
+            edges += [Edge(src, t, node.lineno, where) for t in sorted(t for t in targets if t) if t != src]
     return edges
 
 
@@ -175,6 +180,22 @@ def test_the_scan_sees_function_level_imports_and_cycles(tmp_path, monkeypatch):
     assert find_cycles(edges) == [["fake.model", "fake.view"]]
     assert find_cycles([e for e in edges if e.source != "fake.model"]) == []
 
+
+
+def test_the_scan_reads_subpackages(tmp_path, monkeypatch):
+    """A pack in a subpackage (``tasks.ruler2``) is part of its part: a circle through it is caught."""
+    pkg = tmp_path / "pytest_ruler" / "fake"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "registry.py").write_text("from .sub import FAMILY\nfrom pytest_ruler.fake.sub.leaf import draft\n")
+    (pkg / "sub" / "__init__.py").write_text("from .leaf import FAMILY\n")
+    (pkg / "sub" / "leaf.py").write_text("from ...errors import RulerUsageError\nFAMILY = 1\n\ndef draft():\n    from ..registry import get\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "pytest_ruler")
+    edges = part_edges("fake")
+    assert {(e.source, e.target, e.where) for e in edges} == {
+        ("fake.registry", "fake.sub.__init__", "module"), ("fake.registry", "fake.sub.leaf", "module"),
+        ("fake.sub.__init__", "fake.sub.leaf", "module"), ("fake.sub.leaf", "fake.registry", "function")}
+    assert find_cycles(edges) == [["fake.registry", "fake.sub.__init__", "fake.sub.leaf"]]
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py")):
