@@ -41,8 +41,10 @@ Measured:
 
 5. Issue 38 (``issue38``, bench/stats_calibration_power.py): the rel:F bound's size and power
    before and after, the order-free betting interval's coverage, and the numbers the docs state
-   (how often some task's Eff.LB is above its truth; samples a gate needs for 80 % power).
-   ``--only-issue38`` recomputes these rows alone and updates them in ``--out``.
+   (how often some task's Eff.LB is above its truth; samples a gate needs for 80 % power), and the
+   planned verdict's agreement with the full run's (``issue38.planned``: --ruler-stop-when-decided on
+   profiles near the mark). ``--only-issue38`` recomputes these rows alone and updates them in
+   ``--out``; ``--only-planned`` the planned rows alone.
 
 Rates carry a 95 % Wilson interval over the simulations (Monte Carlo error).
 
@@ -287,8 +289,16 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "stats_calibration.json"))
     ap.add_argument("--issue38-runs", type=int, default=1000, help="runs per issue-38 row (>= 100)")
     ap.add_argument("--only-issue38", action="store_true", help="compute only the issue-38 rows and update them in --out")
+    ap.add_argument("--only-planned", action="store_true", help="compute only issue38.planned (the planned verdict's agreement) and update it in --out")
     ns = ap.parse_args()
-    from stats_calibration_power import issue38
+    from stats_calibration_power import issue38, planned_rows
+
+    if ns.only_planned:
+        out = json.loads(Path(ns.out).read_text()) if Path(ns.out).exists() else {}
+        out.setdefault("issue38", {})["planned"] = planned_rows(ns.seed + 41, max(50, ns.issue38_runs // 10))
+        Path(ns.out).write_text(json.dumps(out, indent=1) + "\n")
+        print(json.dumps(out["issue38"]["planned"], indent=1))
+        return 0
 
     if ns.only_issue38:
         out = json.loads(Path(ns.out).read_text()) if Path(ns.out).exists() else {}

@@ -7,6 +7,8 @@
   the share of shuffles that give the very same interval.
 - ``claims``: the numbers docs/statistics.md states: how often some task's Eff.LB is above its
   truth when several tasks sit on the mark, and the samples per cell a gate needs for 80 % power.
+- ``planned``: the planned verdict (``--ruler-stop-when-decided``) against the full run's on profiles
+  with a length near or on the mark (bench/cost_to_verdict.py's simulation; issue 38 item 3).
 
 Every rate carries its Monte Carlo standard error (``mc_se``), as the ``levels`` rows do.
 """
@@ -142,5 +144,25 @@ def issue38(seed: int, runs: int) -> dict:
     t0 = time.perf_counter()
     rows = {"relative": relative_rows(np.random.default_rng(seed + 38), runs),
             "order_free": order_free_rows(np.random.default_rng(seed + 39), runs),
-            "claims": claims_rows(np.random.default_rng(seed + 40), max(100, runs // 4))}
+            "claims": claims_rows(np.random.default_rng(seed + 40), max(100, runs // 4)),
+            "planned": planned_rows(seed + 41, max(50, runs // 10))}
     return {**rows, "runs": runs, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def planned_rows(seed: int, runs: int) -> dict:
+    """Issue 38 item 3: the planned verdict (``--ruler-stop-when-decided``) against the full run's on
+    the profiles with a length near or on the mark: bench/cost_to_verdict.py's simulation (the plan by
+    run.decided, every verdict by results.gate), its agreement columns. ``same_answers``: the planned
+    run on the full run's own answers (the planning's error); ``fresh``: a planned rerun with new
+    answers, beside ``full_vs_full``, two full runs (the verdict's own run-to-run noise)."""
+    from cost_to_verdict import simulate
+
+    sim = simulate(runs, 20, seed, profiles=("near_mark", "on_mark", "dip_recover"))
+    keep = {"disagreement_same_answers": "same_answers", "disagreement_planned_fresh_vs_full": "fresh",
+            "disagreement_full_vs_full": "full_vs_full", "planned_false_pass_vs_truth": "planned_false_pass",
+            "planned_false_fail_vs_truth": "planned_false_fail", "full_false_pass_vs_truth": "full_false_pass"}
+    rows = [{"case": f"{r['profile']}, {r['rule']} gate at {r['gate']} (true: {r['true_verdict']})", "n": r["samples"],
+             "measure": "disagreement", **{short: _mc(r[k]["count"], r[k]["runs"], "") for k, short in keep.items()},
+             "tokens_planned_to_full_sequential": r["tokens_planned_to_full_sequential"]["mean"]} for r in sim["rows"]]
+    return {"rows": rows, "true_totals": {k: v["true_totals"] for k, v in sim["profiles"].items() if k in ("near_mark", "on_mark", "dip_recover")},
+            "runs": runs, "seconds": sim["seconds"]}
