@@ -19,7 +19,7 @@ import pytest
 
 from pytest_ruler import cli
 from pytest_ruler.mapreduce import MapReduceConfig, pipeline
-from pytest_ruler import options
+from pytest_ruler import options, run_config
 from pytest_ruler.options import OPTIONS, option_dest, spec_default
 from pytest_ruler.run_config import RulerConfig
 from pytest_ruler.plugin.config import build_config
@@ -118,7 +118,7 @@ def _factory(node: ast.AST | None) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("module, class_name, target", [(options, "RulerConfig", "run"), (pipeline, "MapReduceConfig", "mapreduce")])
+@pytest.mark.parametrize("module, class_name, target", [(run_config, "RulerConfig", "run"), (pipeline, "MapReduceConfig", "mapreduce")])
 def test_no_default_is_declared_a_second_time(module, class_name, target):
     assert declared_twice(inspect.getsource(module), class_name, target) == []
 
