@@ -55,7 +55,7 @@ from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, lo
 from ..engines.registry import engine_identity
 from ..engines.base import Completion
 from ..outside_text import shown
-from . import runner
+from . import replay, runner
 from .batching import SharedSamples
 from .queue import EngineQueue
 from .recording import Recorder, Recording
@@ -274,10 +274,9 @@ class RulerSession:
     def data_missing(self, task: str) -> str | None:
         """Why a task cannot run here (a kind of data its family needs has no path), or None (always with
         --ruler-replay: nothing is generated)."""
-        from ..data.registry import missing_data, missing_message
-
         if self.config.replay is not None:
             return None
+        from ..data.registry import missing_data, missing_message
         from ..tasks import data_needs, get_task
 
         lacking = missing_data(data_needs(get_task(task)), self.data_paths)
@@ -287,9 +286,7 @@ class RulerSession:
         from ..tasks import haystack_label
 
         if self.config.replay is not None:  # the recorded samples say what their haystack was
-            from .replay import recorded_haystack
-
-            return recorded_haystack(self, task)
+            return replay.recorded_haystack(self, task)
         return haystack_label(task, self.generation_context)
 
     # ---- where samples come from: generated (and recorded), or replayed (run.replay) -------------
@@ -309,9 +306,7 @@ class RulerSession:
 
     def item_samples(self, spec: Any, length: int, seed: int, n: int) -> Iterator[Any]:
         """An item's ``n`` samples: generated (recorded with --ruler-record), or read back (--ruler-replay)."""
-        from .replay import item_samples
-
-        return item_samples(self, spec, length, seed, n)
+        return replay.item_samples(self, spec, length, seed, n)
 
     def item_done(self, cell: tuple[str, int, int]) -> None:
         """An item finished: with --ruler-record, its samples' file is put in place (it may have stopped early)."""
