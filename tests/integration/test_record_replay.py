@@ -56,9 +56,9 @@ def test_a_replay_sends_the_recorded_prompts_and_scores_them_the_same(pytester, 
     def never(*args, **kwargs):
         raise AssertionError("a replay generated a sample")
 
-    monkeypatch.setattr(generate, "iter_samples", never)  # in this process: a replay must not generate
+    monkeypatch.setattr(generate, "iter_samples", never)  # in this process (without xdist): a replay must not generate
     # no --ruler-tasks/--ruler-lengths/--ruler-samples: the items are the recorded ones; no cache: the engine answers
-    result = run(pytester, *SCRIPTED, "--ruler-only", "--ruler-no-cache", "--ruler-replay=rec", "--ruler-report=replayed.json")
+    result = run(pytester, *SCRIPTED, "--ruler-only", "--ruler-no-cache", "--ruler-replay=rec", "--ruler-report=replayed.json", *xdist)
     result.assert_outcomes(passed=2)
     out = result.stdout.str()
     assert "ruler: replaying 2 recorded items from rec (recorded " in out and "nothing is generated" in out
