@@ -207,6 +207,12 @@ _OPTIONS: tuple[Option, ...] = (
     Option("cache-dir", "prediction cache folder (default: $RULER_PREDICTIONS_DIR, else a per-user cache folder; "
            "pytest --cache-clear keeps it)", parse_path, metavar="DIR", group="outputs"),
     Option("no-cache", "neither read nor write the prediction cache", parse_flag, flag=True, group="outputs"),
+    Option("record", "save each item's samples (token ids, text, answers, hashes, generator settings) into this folder: a "
+           "manifest.json and one JSON Lines file per item, each put in place when its item finishes; --ruler-replay runs them again",
+           parse_path, metavar="DIR", group="outputs"),
+    Option("replay", "run exactly the samples recorded in this folder (--ruler-record), generating nothing: the items are the "
+           "recorded ones, and this run's tokenizer must reproduce the recorded token ids (refused at start otherwise)",
+           parse_path, metavar="DIR", group="selection"),
     # data: the tasks' input files (`pytest-ruler download ...`)
     Option("essays", "essay haystack: a .txt file, a folder of .txt files, or RULER's JSON (`pytest-ruler download essays`)", metavar="PATH", group="data"),
     Option("squad", "SQuAD v2 dev JSON, for qa_1 (`pytest-ruler download squad`)", metavar="PATH", group="data"),

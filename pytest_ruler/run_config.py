@@ -82,6 +82,8 @@ class RulerConfig:
     mapreduce: bool = spec_default("mapreduce")
     mapreduce_config: Any = None  # a mapreduce.MapReduceConfig (None: its defaults)
     required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")
+    record: Path | None = spec_default("record")  # --ruler-record=DIR (run.recording, run.replay)
+    replay: Path | None = spec_default("replay")  # --ruler-replay=DIR: the samples come from a recording
     shard: Any = spec_default("shard")  # a shard.Shard: --ruler-shard=i/N (None: every item)
 
     @property

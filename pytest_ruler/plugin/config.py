@@ -31,6 +31,7 @@ from ..errors import RulerUsageError
 from ..mapreduce import MapReduceConfig
 from ..options import DEFAULT_PRESET, OPTIONS, PRESETS, lookup, option, raw_value
 from ..run_config import RulerConfig
+from ..run.replay import replay_settings
 from ..parsers import parse_score
 from ..tasks import get_task, resolve_tasks
 
@@ -139,4 +140,6 @@ def build_config(config: Any) -> RulerConfig:
         mapreduce=bool(run.get("mapreduce")) or run.get("required_mapreduce_effective_length") is not None,
         mapreduce_config=mapreduce,
     )
+    if run.get("replay") is not None:  # the recorded tasks, lengths, seeds, samples, depths (run.replay)
+        run.update(replay_settings(run, lambda name: raw_value(config, name)))
     return RulerConfig(**run)

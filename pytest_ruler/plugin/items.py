@@ -9,7 +9,8 @@ has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
 samples by chunked inference (``-k mapreduce`` selects the twins). Items are ordered length-major, so an
 xdist worker's consecutive items share a prompt length; with ``--ruler-stop-when-decided`` the lengths
 come in the order that decides the gate soonest, and an item the verdict no longer needs is skipped
-as "not measured (decided without it)" (run.decided; ``DECIDER_KEY`` holds what it has seen).
+as "not measured (decided without it)" (run.decided; ``DECIDER_KEY`` holds what it has seen). With
+``--ruler-replay`` the items are the recorded ones among the selection (run.replay).
 
 What an item's outcome means: without a gate, a baseline or a relative mark, an item asserts
 its mark (it fails below it). With one (``RulerConfig.gated``) the exit code is the run's verdict
@@ -175,9 +176,12 @@ def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
     if plan is not None:  # measured in the order that decides the gate soonest
         session.config.stash[DECIDER_KEY] = Decider(plan, dynamic=not hasattr(session.config, "workerinput"))
     items = []
+    recorded = rs.recording.items if c.replay is not None else None  # --ruler-replay: the recorded items only
     for length in c.lengths:
         for task in c.tasks:
             for seed in c.seeds:
+                if recorded is not None and (task, length, seed) not in recorded:
+                    continue
                 for mode, suffix in (("native", ""), ("mapreduce", "-mapreduce"))[: 2 if c.mapreduce else 1]:
                     params = f"{length}-seed{seed}{suffix}"
                     items.append(RulerItem.from_parent(suite, name=f"{task}[{params}]", task=task, length=length, seed=seed,

@@ -41,6 +41,7 @@ from ..lengths import format_length
 from ..outside_text import escaped, shown
 from ..secrets import scrub
 from ..results import ItemResult
+from ..run.replay import header_lines as samples_lines
 from ..run.session import RulerSession
 
 log = logging.getLogger("pytest_ruler")
@@ -75,6 +76,7 @@ def header_lines(rs: RulerSession) -> list[str]:
     else:
         lines.append(f"ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>; {_why_base(rs)}")
     lines += thinking_lines(c)
+    lines += samples_lines(rs)  # --ruler-record / --ruler-replay: where the samples come from
     return lines
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from .schema_blocks import Node, arr, mapping, obj, opt, ref, t
+from .schema_replay import replay_fields
 
 __all__ = ["build_schema", "report_schema", "schema_text", "strict_schema", "validate_report"]
 
@@ -309,6 +310,7 @@ def build_schema() -> dict[str, Any]:
                 "options": t("object", "Engine options (secrets scrubbed)."),
                 "versions": mapping("Engine library versions.", {"type": ["string", "null"]}),
             }, extra=True, nullable=True),
+            **replay_fields(),  # record, replay (report.schema_replay)
             "shard": obj("--ruler-shard=I/N: this report is one shard's (merge them with pytest-ruler merge).", {
                 "index": t("integer", "I.", minimum=1), "count": t("integer", "N.", minimum=1),
                 "suite": t("object", "The settings that chose the items (every shard must agree)."),

@@ -233,6 +233,7 @@ class RunRecord:
             "engine": attempt("engine identity", rs.engine_record),  # the identity that keys the cache (run.session)
             "items_expected": len(self.expected) if self.collected else None, "items_finished": len(self.finished),
         }
+        fields.update(attempt("record or replay", lambda: _samples_fields(rs)) or {})  # where the samples came from (run.replay)
         if c.shard is not None:  # a shard's report: merged by `pytest-ruler merge`, never gated alone
             fields["shard"] = c.shard.entry(suite_settings(c))
         # an endpoint that failed mid-run (results.endpoints): from the items, so an xdist worker's failover counts too
@@ -281,6 +282,12 @@ def _stopped_text(stopped: str, report: Report) -> str:
         return (f"stopped by {stopped} at the run's end, after every item finished: a stopped run claims no verdict "
                 "(the report is complete: pytest-ruler gate on the JSON report decides it)")
     return f"stopped by {stopped} at the run's end: a stopped run claims no verdict"
+
+
+def _samples_fields(session: Any) -> dict[str, Any]:
+    from .replay import report_fields
+
+    return report_fields(session)
 
 
 def _provenance(rootpath: Path | None) -> dict[str, Any]:

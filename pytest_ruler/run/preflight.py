@@ -11,6 +11,8 @@ parameter, the value and the fix; the plugin turns it into pytest's
            (a model or tokenizer name that is no alias, path or locally cached Hub id fails
             here in seconds while the Hub cannot be reached, naming --ruler-model or
             --ruler-tokenizer as typed, with the nearest alias)
+        ─► --ruler-record's folder takes the recording; --ruler-replay's recorded tasks are this
+           run's and its tokenizer reproduces the recorded ids (run.replay.check_samples)
         ─► prediction cache (a corrupt one is moved aside: a warning, not an error)
         ─► the engine's own start-up check, without loading a model
            (a server's /models within seconds; a model folder's config and weights;
@@ -46,6 +48,7 @@ from typing import Any
 
 from ..errors import RulerUsageError
 from ..lengths import format_length
+from .replay import check_samples
 from .seams import StartSession
 
 __all__ = ["check_output_path", "check_start", "engine_context"]
@@ -145,7 +148,8 @@ def _check_lengths(session: StartSession, context: int | None, source: str) -> N
         if short:
             raise RulerUsageError("--ruler-lengths", ",".join(format_length(L) for L in short),
                                   f"{task} alone generates {need} tokens, so no prompt fits; use lengths well above that, e.g. 1k")
-    _check_room(session)
+    if config.replay is None:  # a replay's prompts were built when they were recorded
+        _check_room(session)
     if context is None:
         return
     too_long = [L for L in config.lengths if L > context]
@@ -246,6 +250,7 @@ def check_start(session: StartSession, pytest_config: Any) -> None:
     _check_data(session)
     _check_baseline(c)
     _check_prompting(session)
+    check_samples(session)  # --ruler-record's folder, --ruler-replay's tasks and token ids (run.replay)
     session.cache  # opened and checked; a corrupt file is moved aside with a warning
     context = engine_context(session)
     session.use_context(context)  # the same number the items, the engine and map-reduce use

@@ -2,7 +2,8 @@
 
 Data flow of a native item (task × length × seed)::
 
-    iter_samples, SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids; ``affinity``
+    session.item_samples (generated; with --ruler-record also saved; with --ruler-replay read back:
+        run.replay), SAMPLES_PER_CALL at a time ──► GenerationRequest (the verified token ids; ``affinity``
         the item's ``task/length/seed``, which keeps its samples on one endpoint of several)
         ──► session.complete: cache hits | Engine.generate (each answer cached as it arrives)
         ──► grade (the task's RULER metric) ──► item_result ──► ItemResult
@@ -145,22 +146,17 @@ def _request(session: ItemSession, spec: Any, sample: Any, length: int, seed: in
 
 def item_inputs(session: ItemSession, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:
     """Every sample of an item at once, with its request."""
-    from ..tasks import iter_samples
-
     spec, depths = task_spec(session, task)
     n = samples or session.config.samples
-    generated = list(session.generating(iter_samples(spec, length, samples=n, seed=seed, ctx=session.generation_context),
-                                        f"{spec.name}[{length}-seed{seed}]", n))
+    generated = list(session.generating(session.item_samples(spec, length, seed, n), f"{spec.name}[{length}-seed{seed}]", n))
     return ItemInputs(spec, depths, generated, [_request(session, spec, s, length, seed) for s in generated])
 
 
 def _sample_batches(session: ItemSession, spec: Any, length: int, seed: int, samples: int, size: int | None = None):
     """An item's samples, generated lazily, ``size`` (SAMPLES_PER_CALL) at a time, with their requests."""
-    from ..tasks import iter_samples
-
     size = size or SAMPLES_PER_CALL
     batch: list[Any] = []
-    generated = iter_samples(spec, length, samples=samples, seed=seed, ctx=session.generation_context)
+    generated = session.item_samples(spec, length, seed, samples)  # generated (and recorded), or replayed (run.replay)
     for sample in session.generating(generated, f"{spec.name}[{length}-seed{seed}]", samples):
         batch.append(sample)
         if len(batch) == size:
@@ -349,6 +345,7 @@ def run_native(session: ItemSession, task: Any, length: int, seed: int = 0, *, s
     session.queue.run(work, f"{work.spec.name}[{length}-seed{seed}]", ahead=standard)
     if work.keep_samples:
         session.shared.keep(_share_key(work.spec, length, seed, work.n), work.inputs())
+    session.item_done(work.cell)  # --ruler-record: an item stopped early has its samples put in place too
     return work.result(session, started)
 
 

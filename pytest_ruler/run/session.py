@@ -15,7 +15,9 @@ item's samples are generated), headed by ``position``
 between items sits in two named fields: ``queue`` (``run.queue.EngineQueue``: an
 item's engine calls carry the batches of the items after it, up to
 ``--ruler-batch-items`` items; the plugin tells it which items come next) and
-``shared`` (samples a native item leaves for its map-reduce twin, ``batching``).
+``shared`` (samples a native item leaves for its map-reduce twin, ``batching``). An item's samples
+come from ``item_samples``: generated (and, with --ruler-record, written by ``recorder``; ``item_done``
+puts an item's file in place), or read back from ``recording`` with --ruler-replay (``run.replay``).
 
 The engine is built lazily, on the first cache miss: a rerun served entirely
 from the cache never loads the model. The cache key needs the engine's
@@ -57,9 +59,10 @@ from ..engines import ContextLength, Engine, EngineConfig, GenerationRequest, lo
 from ..engines.registry import engine_identity
 from ..engines.base import Completion
 from ..outside_text import shown
-from . import runner
+from . import replay, runner
 from .batching import SharedSamples
 from .queue import EngineQueue
+from .recording import Recorder, Recording
 from .progress import Progress, generation_lines, terminal_stream
 from .runner import SAMPLES_PER_CALL
 from ..results import ItemResult
@@ -119,6 +122,9 @@ class RulerSession:
     # each data kind's path as given (data.registry.given_paths; the plugin adds registered kinds' own options)
     data_given: Mapping[str, str | None] | None = field(default=None, repr=False)
     _data_paths: Mapping[str, str | None] | None = field(default=None, repr=False)
+    _recorder: Any = field(default=None, repr=False)  # --ruler-record: run.recording.Recorder, built on first use
+    _recording: Any = field(default=None, repr=False)  # --ruler-replay: run.recording.Recording, read on first use
+    replay_checked: int | None = None  # samples the start-up check re-tokenized (run.replay)
 
     def __post_init__(self) -> None:
         self._terminal = terminal_stream()  # now, before pytest captures stderr
@@ -270,7 +276,10 @@ class RulerSession:
         return self._data_paths
 
     def data_missing(self, task: str) -> str | None:
-        """Why a task cannot run here (a kind of data its family needs has no path), or None."""
+        """Why a task cannot run here (a kind of data its family needs has no path), or None (always with
+        --ruler-replay: nothing is generated)."""
+        if self.config.replay is not None:
+            return None
         from ..data.registry import missing_data, missing_message
         from ..tasks import data_needs, get_task
 
@@ -280,7 +289,33 @@ class RulerSession:
     def haystack_label(self, task: str) -> str:
         from ..tasks import haystack_label
 
+        if self.config.replay is not None:  # the recorded samples say what their haystack was
+            return replay.recorded_haystack(self, task)
         return haystack_label(task, self.generation_context)
+
+    # ---- where samples come from: generated (and recorded), or replayed (run.replay) -------------
+    @property
+    def recorder(self) -> Any:
+        """--ruler-record's writer (``run.recording.Recorder``)."""
+        if self._recorder is None:
+            self._recorder = Recorder(self.config.record)
+        return self._recorder
+
+    @property
+    def recording(self) -> Any:
+        """--ruler-replay's recording (``run.recording.Recording``), read once."""
+        if self._recording is None:
+            self._recording = Recording.open(self.config.replay)
+        return self._recording
+
+    def item_samples(self, spec: Any, length: int, seed: int, n: int) -> Iterator[Any]:
+        """An item's ``n`` samples: generated (recorded with --ruler-record), or read back (--ruler-replay)."""
+        return replay.item_samples(self, spec, length, seed, n)
+
+    def item_done(self, cell: tuple[str, int, int]) -> None:
+        """An item finished: with --ruler-record, its samples' file is put in place (it may have stopped early)."""
+        if self._recorder is not None:
+            self._recorder.finish(cell)
 
     # ---- the work of one item ---------------------------------------------
     def generating(self, samples: Iterable[Any], label: str, total: int) -> Iterator[Any]:
@@ -403,3 +438,5 @@ class RulerSession:
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+        if self._recorder is not None:  # items that never finished leave no file
+            self._recorder.close()
