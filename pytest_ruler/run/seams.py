@@ -110,6 +110,10 @@ class ItemSession(Prompting, Protocol):
 
     def mapreduce_window(self, config: Any) -> int: ...
 
+    def item_samples(self, spec: Any, length: int, seed: int, n: int) -> Iterator[Any]: ...
+
+    def item_done(self, cell: tuple[str, int, int]) -> None: ...
+
 
 class StartSession(Prompting, Protocol):
     """What the start-up check (``run.preflight``) uses."""
