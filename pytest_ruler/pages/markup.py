@@ -84,6 +84,7 @@ table.t3 .iv { display: block; font-size: .75em; color: var(--muted); font-weigh
 table.samples { width: 100%; table-layout: fixed; }
 table.samples td.pred, table.samples td.ans { white-space: pre-wrap; word-break: break-word;
     font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85em; }
+table.samples td.pred div { max-height: 16rem; overflow: auto; }
 table.samples tr.fail td.score { color: var(--fail); font-weight: 700; }
 table.samples tr.pass td.score { color: var(--pass); }
 table.samples details pre { white-space: pre-wrap; word-break: break-word; max-height: 24rem; overflow: auto;

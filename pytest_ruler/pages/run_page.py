@@ -180,10 +180,10 @@ def _charts(r: Report) -> str:
             hfig = cells_heat_map(r, mode)
             if hfig is not None:
                 charts.append(tag("div", svg_of(hfig, f"h{mode[0]}-"), class_="chart", data_chart=f"cells-{mode}"))
-        title = "Charts" + ("" if mode == "native" else f" ({MODE_TITLE[mode]})")
+        title = "" if len(r.modes) == 1 else MODE_TITLE[mode]
         note = "" if depth else tag("p", "No depth sweep in this run (<code>--ruler-depths=0,0.25,0.5,0.75,1</code> adds one): "
                                          "the heat map shows Table 3's cells, task by length.", class_="note")
-        out.append(tag("h3", esc(title)) + note + tag("div", "".join(charts), class_="charts"))
+        out.append((tag("h3", esc(title)) if title else "") + note + tag("div", "".join(charts), class_="charts"))
     return "".join(out)
 
 

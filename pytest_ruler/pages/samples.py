@@ -88,7 +88,7 @@ def browser(report: Report) -> str:
     samples = sample_rows(report)
     head = tag("h2", "Samples", id="samples")
     if not samples:
-        return head + tag("p", "This report holds no per-sample predictions.", class_="muted")
+        return tag("section", head + tag("p", "This report holds no per-sample predictions.", class_="muted"), id="sample-browser")
     total = len(samples)
     if total > MAX_SAMPLES:
         samples = sorted(samples, key=lambda s: s.right)[:MAX_SAMPLES]
@@ -118,18 +118,19 @@ def browser(report: Report) -> str:
         hash_cell = tag("code", esc(s.prompt_hash)) if s.prompt_hash else tag("span", "-", class_="muted")
         if s.prompt is not None:
             hash_cell += tag("details", tag("summary", "prompt") + tag("pre", esc(s.prompt)))
-        pred = esc(s.prediction) if s.prediction.strip() else tag("span", "(empty)", class_="muted")
+        pred = tag("div", esc(s.prediction)) if s.prediction.strip() else tag("span", "(empty)", class_="muted")
         where = f"{s.task}" + ("" if s.mode == "native" else f" [{MODE_TITLE.get(s.mode, s.mode)}]")
         cells = [tag("td", esc(where)), tag("td", format_length(s.length), class_="num"), tag("td", str(s.seed), class_="num"),
                  tag("td", esc(s.index), class_="num"), tag("td", f"{s.score:.2f}", class_="score num"),
                  tag("td", pred, class_="pred"), tag("td", answers, class_="ans"), tag("td", hash_cell)]
         rows.append(tag("tr", "".join(cells), class_=f"sample {'pass' if s.right else 'fail'}", data_task=s.task,
                         data_length=s.length, data_mode=s.mode, data_outcome=outcome))
-    widths = "".join(f'<col style="width:{w}">' for w in ("13%", "5%", "4%", "5%", "5%", "34%", "22%", "12%"))
+    widths = "".join(f'<col style="width:{w}">' for w in ("13%", "6%", "5%", "6%", "6%", "32%", "20%", "12%"))
     header = tag("tr", "".join(tag("th", h) for h in ("Task", "Length", "Seed", "Sample", "Score", "Prediction", "Answers", "Prompt hash")))
     table = tag("table", f"<colgroup>{widths}</colgroup>" + tag("thead", header) + tag("tbody", "".join(rows)),
                 class_="samples", id="sample-table", data_total=len(samples))
-    return head + "".join(tag("p", n, class_="note") for n in notes) + tag("div", "".join(filters), class_="filters") + table
+    return tag("section", head + "".join(tag("p", n, class_="note") for n in notes) + tag("div", "".join(filters), class_="filters")
+               + table, id="sample-browser")
 
 
 SCRIPT = r"""
