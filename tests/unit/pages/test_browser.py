@@ -16,10 +16,7 @@ Slow tier (``--run-slow``): each Chromium start takes seconds.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,36 +26,10 @@ pytest.importorskip("matplotlib")
 from pytest_ruler.pages.run_page import write_run_page  # noqa: E402
 from pytest_ruler.report.load import load_report  # noqa: E402
 
+from .chromium import console_errors, open_page  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[3]
 REAL = ROOT / "bench" / "results" / "ruler2_smoke_2k" / "report.json"
-NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
-TIMEOUT = 240  # one Chromium start on a loaded 2-core machine: seconds, not minutes
-
-
-def chromium() -> str:
-    found = next((p for p in map(shutil.which, NAMES) if p), None)
-    if found:
-        return found
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail("no Chromium on PATH (looked for chromium, chromium-browser, google-chrome): CI installs Debian's "
-                    "chromium in .ci/run (apt-get install -y chromium); did that step fail?")
-    pytest.skip("no Chromium on PATH: install Debian's chromium (apt-get install -y chromium) to run the browser test")
-
-
-def open_page(page: Path, tmp: Path, *, fragment: str = "", screenshot: Path | None = None) -> tuple[str, str]:
-    """(the DOM after the page's scripts ran, Chromium's stderr) of ``page`` opened from a file, offline."""
-    flags = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-             "--no-default-browser-check", "--disable-extensions", f"--user-data-dir={tmp / 'profile'}",
-             "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0", "--window-size=1280,2000"]
-    url = page.resolve().as_uri() + fragment
-    action = [f"--screenshot={screenshot}"] if screenshot is not None else ["--dump-dom"]
-    done = subprocess.run([*flags, *action, url], capture_output=True, text=True, timeout=TIMEOUT)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout, done.stderr
-
-
-def console_errors(stderr: str) -> list[str]:
-    return [ln for ln in stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln or "Refused to" in ln]
 
 
 @pytest.mark.slow
@@ -95,3 +66,16 @@ def test_the_run_page_in_headless_chromium(tmp_path):
     shot = tmp_path / "run.png"
     open_page(page, tmp_path, screenshot=shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("ci, outcome", [("true", "fail"), ("", "skip")])
+def test_without_chromium_ci_fails_and_a_developer_skips(monkeypatch, ci, outcome):
+    from _pytest.outcomes import Failed, Skipped
+
+    from . import chromium as browser
+
+    monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(Failed if outcome == "fail" else Skipped) as info:
+        browser.chromium()
+    assert "apt-get install -y chromium" in str(info.value)
