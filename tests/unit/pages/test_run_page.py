@@ -193,3 +193,20 @@ def test_the_html_command_writes_the_page_and_prints_its_path(tmp_path, capsys):
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert main(["html", str(tmp_path / "missing.json")]) == 2
     assert "REPORT.json" in capsys.readouterr().err
+
+
+def test_both_modes_get_their_table_and_charts_and_a_report_without_samples_says_so():
+    from pytest_ruler.results.item import ItemResult
+    from pytest_ruler.results.report import Report
+
+    items = [ItemResult(task=t, length=L, seed=0, mode=mode, samples=10, score=s, threshold=85.6, passed=s > 85.6,
+                        nulls=0, seconds=0.1)
+             for mode in ("native", "mapreduce") for t in ("niah_single_1", "vt")
+             for L, s in ((1024, 100.0), (2048, 90.0 if mode == "mapreduce" else 40.0))]
+    report = Report.of_results(items, threshold=85.6, model="m", backend="hf", tokenizer="t", haystack_corpus="essays")
+    page = _parse(run_page(report))
+    assert [a["data-mode"] for t, a in page.tags if t == "table" and a.get("class") == "t3"] == ["native", "mapreduce"]
+    charts = [a["data-chart"] for t, a in page.tags if t == "div" and "data-chart" in a]
+    assert charts == ["scores-native", "cells-native", "scores-mapreduce", "cells-mapreduce"]
+    assert "This report holds no per-sample predictions." in "".join(page.text)
+    assert gate(report).line() in "".join(page.text)
