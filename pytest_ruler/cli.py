@@ -12,6 +12,8 @@ Sub-commands (names fixed by the user contract):
   RULERv2's) when online.
 - ``report REPORT.json``: renders a saved run as Markdown and PNG plots, and prints
   the path of each file it wrote.
+- ``html REPORT.json [--out PATH]``: the run's page, one self-contained HTML file that opens offline
+  (``pages.run_page``: the verdict, Table 3 with intervals, the charts, every sample); prints its path.
 - ``gate REPORT.json --require-effective-length=LEN [--baseline OLD.json] [--threshold SCORE|rel:F]``: the
   plugin's gate on a saved report, with the plugin's exit codes (0 passed, 1 failed,
   2 not decided: an interrupted run, a shard's report, 4 usage error); on GitHub Actions it writes the
@@ -203,6 +205,13 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_html(ns: argparse.Namespace) -> int:
+    from .pages.run_page import render_html
+
+    print(render_html(ns.report, ns.out))
+    return 0
+
+
 def _read_report(path: str, parameter: str) -> Any:
     """The one reader of saved reports (``results.saved.read_report``), its errors naming ``parameter``."""
     from .results.saved import read_report
@@ -288,7 +297,7 @@ def _cmd_schema(ns: argparse.Namespace) -> int:
 
 
 COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "download": _cmd_download, "report": _cmd_report, "gate": _cmd_gate,
-            "compare": _cmd_compare, "merge": _cmd_merge, "schema": _cmd_schema, "tasks": _cmd_tasks}
+            "compare": _cmd_compare, "merge": _cmd_merge, "schema": _cmd_schema, "tasks": _cmd_tasks, "html": _cmd_html}
 
 
 def build_parser() -> argparse.ArgumentParser:

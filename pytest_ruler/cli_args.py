@@ -183,6 +183,12 @@ def build_parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) ->
     r.add_argument("--no-plots", action="store_true", help="write only the Markdown table")
     _add_spec_flags(r, "report")
 
+    h = sub.add_parser("html", help="write a saved JSON report's page: one self-contained HTML file (opens offline)",
+                       description="The run's page: the verdict, Table 3 with intervals, the charts (inline SVG) and a "
+                                   "sample browser. Needs matplotlib (the plot extra).")
+    h.add_argument("report", metavar="REPORT.json", help="a JSON report written by pytest --ruler-report (or pytest-ruler merge)")
+    h.add_argument("--out", metavar="PATH", help="write the page here (default: REPORT.html next to the JSON)")
+
     gt = sub.add_parser("gate", help="apply the release gate to a saved JSON report (the plugin's verdict and exit codes)",
                         description="The plugin's gate on a saved report: exit 0 passed, 1 failed, 2 not decided "
                                     "(an interrupted run, a shard's report), 4 usage error.")

@@ -203,6 +203,9 @@ _OPTIONS: tuple[Option, ...] = (
     Option("report", "write the JSON report here (its format: `pytest-ruler schema`)", parse_path, metavar="PATH", group="outputs"),
     Option("markdown", "write the Markdown table here", parse_path, metavar="PATH", group="outputs"),
     Option("plots", "write PNG plots (score by length; depth by length) into this folder", parse_path, metavar="DIR", group="outputs"),
+    Option("html", "write the run's page here: one self-contained HTML file (opens offline) with the verdict, Table 3 with "
+           "intervals, the charts and every sample's prediction (filter by task, length, right/wrong); needs matplotlib: "
+           'pip install "pytest-ruler[plot]"', parse_path, metavar="PATH", group="outputs"),
     Option("ci", "show each score's 95% interval (score+a/-b) in the terminal and Markdown tables", parse_flag, flag=True, key="show_ci", group="outputs"),
     Option("cache-dir", "prediction cache folder (default: $RULER_PREDICTIONS_DIR, else a per-user cache folder; "
            "pytest --cache-clear keeps it)", parse_path, metavar="DIR", group="outputs"),

@@ -58,6 +58,7 @@ class RulerConfig:
     report: Path | None = spec_default("report")
     markdown: Path | None = spec_default("markdown")
     plots: Path | None = spec_default("plots")
+    html: Path | None = spec_default("html")  # --ruler-html: the run's page (pages.run_page)
     chat_template: str = spec_default("chat-template")
     think_budget: int | None = spec_default("think-budget")  # thinking tokens apart from the answer's (run.reasoning)
     chat_template_kwargs: Mapping[str, Any] = field(default_factory=dict)  # --ruler-chat-template-kwargs

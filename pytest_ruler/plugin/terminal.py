@@ -11,7 +11,7 @@ active. Its hooks hand off to the core:
         results the way a single process does; the estimate and ETA lines: run.eta)
     pytest_sessionfinish ──RunRecord.finish(reporters=, summary_hook=, dry_run=, settle=)──► Outcome (report, verdict,
         exit status; ``settle``: a stop held at the run's end, plugin.run_end.HeldCtrlC); the reporters
-        (report.reporters: json, markdown, plots, github, and those a ``pytest_ruler_add_reporters`` hook adds) write the outputs; the verdict becomes a
+        (report.reporters: json, markdown, plots, github; pages.run_page's html; and those a ``pytest_ruler_add_reporters`` hook adds) write the outputs; the verdict becomes a
         ``ruler::verdict`` test report and JUnit suite properties (plugin.verdict_report)
     pytest_terminal_summary ──Outcome.lines()──► the terminal (report.lines)
     output_lost(session, what, exc): an output written after ours failed (plugin.run_end) ──► Outcome.add_error
@@ -264,9 +264,10 @@ class RulerPlugin:
 
     def _reporters(self) -> Any:
         """The built-in reporters, then those a ``pytest_ruler_add_reporters`` hook adds."""
-        from ..report.reporters import builtin_reporters
+        from ..pages.run_page import html_reporter
+        from ..report.reporters import Reporters, builtin_reporters
 
-        reporters = builtin_reporters()
+        reporters = Reporters([*builtin_reporters(), html_reporter()])  # --ruler-html (pages: above report)
         add = getattr(self.config.hook, "pytest_ruler_add_reporters", None)
         if add is not None:
             add(config=self.config, reporters=reporters)

@@ -7,7 +7,7 @@ passes or raises one :class:`~pytest_ruler.errors.RulerUsageError` naming the
 parameter, the value and the fix; the plugin turns it into pytest's
 ``ERROR: ...`` line and exit code 4. What is checked, cheapest first:
 
-    output paths ─► data files ─► baseline ─► tokenizer and chat template
+    output paths (and --ruler-html's matplotlib) ─► data files ─► baseline ─► tokenizer and chat template
            (a model or tokenizer name that is no alias, path or locally cached Hub id fails
             here in seconds while the Hub cannot be reached, naming --ruler-model or
             --ruler-tokenizer as typed, with the nearest alias)
@@ -244,6 +244,11 @@ def check_start(session: StartSession, pytest_config: Any) -> None:
     check_output_path("--ruler-report", c.report)
     check_output_path("--ruler-markdown", c.markdown)
     check_output_path("--ruler-plots", c.plots, folder=True)
+    check_output_path("--ruler-html", c.html)
+    if c.html is not None:
+        from ..pages.run_page import check_html
+
+        check_html(c.html)  # its charts need matplotlib (the plot extra)
     xml = getattr(pytest_config.option, "xmlpath", None)
     if xml:
         check_output_path("--junitxml", Path(xml))
