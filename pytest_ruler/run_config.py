@@ -58,6 +58,8 @@ class RulerConfig:
     report: Path | None = spec_default("report")
     markdown: Path | None = spec_default("markdown")
     plots: Path | None = spec_default("plots")
+    history: Path | None = spec_default("history")  # --ruler-history: the history folder (history.store)
+    label: str | None = spec_default("label")  # --ruler-label (None: history.store.default_label when one is needed)
     chat_template: str = spec_default("chat-template")
     think_budget: int | None = spec_default("think-budget")  # thinking tokens apart from the answer's (run.reasoning)
     chat_template_kwargs: Mapping[str, Any] = field(default_factory=dict)  # --ruler-chat-template-kwargs

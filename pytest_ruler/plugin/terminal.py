@@ -261,10 +261,11 @@ class RulerPlugin:
         return self.config.hook.pytest_ruler_summary(config=self.config, report=report)
 
     def _reporters(self) -> Any:
-        """The built-in reporters, then those a ``pytest_ruler_add_reporters`` hook adds."""
-        from ..report.reporters import builtin_reporters
+        """The built-in reporters and history's (--ruler-history), then those a ``pytest_ruler_add_reporters`` hook adds."""
+        from ..history.reporter import history_reporter
+        from ..report.reporters import Reporters, builtin_reporters
 
-        reporters = builtin_reporters()
+        reporters = Reporters([*builtin_reporters(), history_reporter()])
         add = getattr(self.config.hook, "pytest_ruler_add_reporters", None)
         if add is not None:
             add(config=self.config, reporters=reporters)
