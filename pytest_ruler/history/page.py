@@ -115,6 +115,7 @@ def _heat_chart(title: str, tasks: list[str], lengths: list[int], value: Any, *,
     grid = np.array([[value(t, L) for L in lengths] for t in tasks], dtype=float)
     fig = new_figure((1.6 + 0.9 * len(lengths), 1.2 + 0.32 * len(tasks)))
     ax = fig.add_subplot()
+    span = 100.0
     if delta:
         span = max(10.0, float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 10.0)
         image = ax.imshow(grid, cmap="RdBu", vmin=-span, vmax=span, aspect="auto")
@@ -124,7 +125,8 @@ def _heat_chart(title: str, tasks: list[str], lengths: list[int], value: Any, *,
         for j in range(len(lengths)):
             v = grid[i, j]
             text = "–" if not np.isfinite(v) else (f"{v:+.1f}" if delta else f"{v:.1f}")
-            ax.text(j, i, text, ha="center", va="center", fontsize=8)
+            dark = np.isfinite(v) and (abs(v) > 0.6 * span if delta else (v < 20 or v > 85))
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
     ax.set_xticks(range(len(lengths)))
     ax.set_xticklabels([format_length(L) for L in lengths], fontsize=8)
     ax.set_yticks(range(len(tasks)))
@@ -173,6 +175,19 @@ def _link(run: Run, out_dir: Path) -> str:
     return f'<a href="{escape(href)}">{label}</a>'
 
 
+def _length_cell(mode: Mapping[str, Any] | None, key: str) -> str:
+    """An effective length or its bound as the table shows it: ``< 1K`` below the shortest length, ``-`` when not established."""
+    if not mode:
+        return ""
+    value = mode.get(key)
+    if value is not None:
+        return format_length(value)
+    if key == "effective_length_bound" and not mode.get("bound_confidence"):
+        return "-"
+    lengths = sorted(int(L) for L in mode.get("per_length") or {})
+    return f"< {format_length(lengths[0])}" if lengths else "-"
+
+
 def _runs_table(runs: Sequence[Run], out_dir: Path) -> str:
     modes = [m for m in ("native", "mapreduce") if any(m in r.entry["modes"] for r in runs)]
     head = "".join(f"<th>effective length ({_MODE_TITLE[m]})</th><th>lower bound</th>" for m in modes)
@@ -183,7 +198,7 @@ def _runs_table(runs: Sequence[Run], out_dir: Path) -> str:
         for m in modes:
             mine = e["modes"].get(m)
             for key in ("effective_length", "effective_length_bound"):
-                cells.append(f'<td class="num">{escape(format_length(mine.get(key)) if mine else "")}</td>')
+                cells.append(f'<td class="num">{escape(_length_cell(mine, key))}</td>')
         lengths = "".join(cells)
         rows.append(f"<tr><td>{_link(run, out_dir)}</td><td>{escape((e.get('created') or '').replace('T', ' '))}</td>"
                     f"<td><code>{escape((e.get('commit') or '-')[:12])}</code></td><td>{escape(e.get('model'))}</td>"
