@@ -261,6 +261,8 @@ def entry_of(report: Report | Mapping[str, Any], file: str) -> dict[str, Any]:
     return {
         "file": file, "label": report.field("label"), "created": prov.get("created"), "commit": prov.get("git_commit"),
         "pytest_ruler": (prov.get("versions") or {}).get("pytest-ruler"),
+        "versions": dict(prov.get("versions") or {}),
         "model": report.model, "backend": report.backend, "engine": engine_summary(report.field("engine")),
+        "engine_identity": report.field("engine"),
         "group": group_id, "settings": settings, "verdict": _verdict(report), "items": len(report.items), "modes": modes,
     }

@@ -85,6 +85,7 @@ def test_a_run_becomes_one_file_named_by_time_and_label_and_the_index_lists_it(t
     [entry] = index["runs"]
     assert entry["file"] == path.name and entry["label"] == "v1.0 rc/1" and entry["commit"] == "ab" * 20
     assert entry["model"] == "m" and entry["engine"].startswith("scripted (mode=oracle")
+    assert entry["engine_identity"]["mode"] == "oracle" and entry["versions"] == {"pytest-ruler": "0.1.0"}
     assert entry["verdict"]["status"] in ("passed", "failed", "not decided")
     assert entry["modes"]["native"]["effective_length"] == 2048
     assert entry["modes"]["native"]["per_length"] == {"1024": 100.0, "2048": 100.0}
