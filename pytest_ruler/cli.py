@@ -24,9 +24,14 @@ Sub-commands (names fixed by the user contract):
   table for a PR comment (``report.compare``: per cell old and new score, change and
   significance by the baseline statistics; effective length old → new). Exits 0: it
   reports, it does not gate.
-- ``merge SHARD.json ... --out MERGED.json [--partial]``: the reports of ``--ruler-shard=i/N``
+- ``merge SHARD.json ... --out MERGED.json [--partial] [--history DIR [--label TEXT]]``: the reports of ``--ruler-shard=i/N``
   runs into the whole run's report (``results.merge``: each read by the one reader; mixed
-  runs, overlapping items and missing shards refused; the summary computed from the items).
+  runs, overlapping items and missing shards refused; the summary computed from the items);
+  ``--history`` adds the merged run to a history folder as ``--ruler-history`` adds a run.
+- ``history DIR [--html OUT] [--format github-action-benchmark [--out FILE]]``: a history folder
+  (``--ruler-history=DIR``, ``merge --history DIR``) as a self-contained trend page, or the newest run of
+  each group as github-action-benchmark's customBiggerIsBetter list; without either, the index rebuilt
+  and the runs listed (``history.command``).
 - ``cache info|clear [--cache-dir DIR] [--model NAME] [--yes]``: the prediction cache's folder,
   size and predictions per model; clearing all or one model's, asking first (``run.cache_command``).
 - ``schema [--out FILE]``: prints the JSON Schema of the report (``report.schema``, shipped as
@@ -275,7 +280,18 @@ def _cmd_merge(ns: argparse.Namespace) -> int:
     note = f"; PARTIAL: missing {missing} (its gate is NOT DECIDED)" if missing else ""
     done = ", ".join(f"{i}/{count}" for i in shards["merged"])
     print(f"merged shards {done}: {_plural(len(merged.items), 'item')} -> {ns.out}{note}")
+    if ns.history is not None:  # the merged run into the history folder (history.store; a partial merge is refused)
+        from .history.command import add_after_merge
+
+        print(f"added to the history: {add_after_merge(merged, ns.history, ns.label)}")
     return 0
+
+
+def _cmd_history(ns: argparse.Namespace) -> int:
+    """A history folder's trend page (--html), its chart-action export (--format), or its runs listed."""
+    from .history.command import history_command
+
+    return history_command(ns.folder, html=ns.html, fmt=ns.fmt, out=ns.out)
 
 
 def _cmd_tasks(ns: argparse.Namespace) -> int:
@@ -297,7 +313,8 @@ def _cmd_schema(ns: argparse.Namespace) -> int:
 
 
 COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "download": _cmd_download, "report": _cmd_report, "gate": _cmd_gate,
-            "compare": _cmd_compare, "merge": _cmd_merge, "schema": _cmd_schema, "tasks": _cmd_tasks, "html": _cmd_html}
+            "compare": _cmd_compare, "merge": _cmd_merge, "schema": _cmd_schema, "tasks": _cmd_tasks, "html": _cmd_html,
+            "history": _cmd_history}
 
 
 def build_parser() -> argparse.ArgumentParser:

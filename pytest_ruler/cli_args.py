@@ -205,6 +205,18 @@ def build_parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) ->
     m.add_argument("reports", nargs="+", metavar="SHARD.json", help="the shards' JSON reports")
     m.add_argument("--out", required=True, metavar="MERGED.json", help="write the merged JSON report here")
     m.add_argument("--partial", action="store_true", help="merge although shards are missing (marked partial: never gated as whole)")
+    m.add_argument("--history", metavar="DIR", help="also add the merged report to this history folder (as --ruler-history "
+                   "does for a run; a partial merge is not added)")
+    m.add_argument("--label", metavar="TEXT", help="the run's label in the history (default: the shards' --ruler-label, else "
+                   "`git describe --always --dirty`, else the UTC date and time)")
+
+    h = sub.add_parser("history", help="the runs of a history folder (--ruler-history=DIR): a trend page, or an export for chart actions",
+                       description="Without --html or --format: rebuild DIR/index.json and list the runs.")
+    h.add_argument("folder", metavar="DIR", help="a history folder written by pytest --ruler-history=DIR")
+    h.add_argument("--html", metavar="OUT", help="write one self-contained HTML trend page here (needs the plot extra)")
+    h.add_argument("--format", dest="fmt", choices=["github-action-benchmark"], help="print the newest run of each group as "
+                   "github-action-benchmark's customBiggerIsBetter JSON list")
+    h.add_argument("--out", metavar="FILE", help="with --format: write the JSON here (default: stdout)")
 
     sc = sub.add_parser("schema", help="print the JSON Schema of the report (pytest-ruler/1)")
     sc.add_argument("--out", metavar="FILE", help="write it here (default: stdout)")

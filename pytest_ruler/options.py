@@ -216,6 +216,11 @@ _OPTIONS: tuple[Option, ...] = (
     Option("replay", "run exactly the samples recorded in this folder (--ruler-record), generating nothing: the items are the "
            "recorded ones, and this run's tokenizer must reproduce the recorded token ids (refused at start otherwise)",
            parse_path, metavar="DIR", group="selection"),
+    Option("history", "add each complete run's report to this history folder (one file per run and an index; "
+           "`pytest-ruler history DIR --html OUT` draws the trend); an incomplete or interrupted run is not added",
+           parse_path, metavar="DIR", group="outputs"),
+    Option("label", "the run's label in the report and the history folder (default: `git describe --always --dirty` "
+           "of the working directory, else the UTC date and time)", metavar="TEXT", group="outputs"),
     # data: the tasks' input files (`pytest-ruler download ...`)
     Option("essays", "essay haystack: a .txt file, a folder of .txt files, or RULER's JSON (`pytest-ruler download essays`)", metavar="PATH", group="data"),
     Option("squad", "SQuAD v2 dev JSON, for qa_1 (`pytest-ruler download squad`)", metavar="PATH", group="data"),

@@ -59,6 +59,8 @@ class RulerConfig:
     markdown: Path | None = spec_default("markdown")
     plots: Path | None = spec_default("plots")
     html: Path | None = spec_default("html")  # --ruler-html: the run's page (pages.run_page)
+    history: Path | None = spec_default("history")  # --ruler-history: the history folder (history.store)
+    label: str | None = spec_default("label")  # --ruler-label (None: history.store.default_label when one is needed)
     chat_template: str = spec_default("chat-template")
     think_budget: int | None = spec_default("think-budget")  # thinking tokens apart from the answer's (run.reasoning)
     chat_template_kwargs: Mapping[str, Any] = field(default_factory=dict)  # --ruler-chat-template-kwargs

@@ -263,11 +263,13 @@ class RulerPlugin:
         return self.config.hook.pytest_ruler_summary(config=self.config, report=report)
 
     def _reporters(self) -> Any:
-        """The built-in reporters, then those a ``pytest_ruler_add_reporters`` hook adds."""
+        """The built-in reporters, the run's page (--ruler-html) and history's (--ruler-history), then those a
+        ``pytest_ruler_add_reporters`` hook adds (pages and history sit above report: report cannot import them)."""
+        from ..history.reporter import history_reporter
         from ..pages.run_page import html_reporter
         from ..report.reporters import Reporters, builtin_reporters
 
-        reporters = Reporters([*builtin_reporters(), html_reporter()])  # --ruler-html (pages: above report)
+        reporters = Reporters([*builtin_reporters(), html_reporter(), history_reporter()])
         add = getattr(self.config.hook, "pytest_ruler_add_reporters", None)
         if add is not None:
             add(config=self.config, reporters=reporters)

@@ -32,6 +32,7 @@ from typing import Any
 from ..errors import RulerUsageError
 from .schema_blocks import Node, arr, mapping, obj, opt, ref, t
 from .schema_replay import replay_fields
+from .schema_history import history_fields
 
 __all__ = ["build_schema", "report_schema", "schema_text", "strict_schema", "validate_report"]
 
@@ -328,6 +329,7 @@ def build_schema() -> dict[str, Any]:
                 "task_bases": mapping("Each task's score at its shortest length.", {"type": ["number", "null"]}),
                 "resolved_at": t("string", "merge: a shard's marks are resolved when the shards are merged."),
             }),
+            **history_fields(),
             "items_expected": opt("integer", "Items the run collected.", minimum=0),
             "items_finished": opt("integer", "Items that finished.", minimum=0),
             "warnings": arr("Warnings of the run, in words.", {"type": "string"}),

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..history.store import default_label
 from ..report.lines import lines
 from ..report.reporters import RunEnd
 from ..results import ItemResult
@@ -234,6 +235,8 @@ class RunRecord:
             "items_expected": len(self.expected) if self.collected else None, "items_finished": len(self.finished),
         }
         fields.update(attempt("record or replay", lambda: _samples_fields(rs)) or {})  # where the samples came from (run.replay)
+        if c.history is not None or c.label is not None:  # --ruler-label, or the default one a history entry needs
+            fields["label"] = c.label or attempt("label", default_label)
         if c.shard is not None:  # a shard's report: merged by `pytest-ruler merge`, never gated alone
             fields["shard"] = c.shard.entry(suite_settings(c))
         # an endpoint that failed mid-run (results.endpoints): from the items, so an xdist worker's failover counts too

@@ -57,7 +57,7 @@ def test_a_reporter_from_a_subfolder_conftest_reads_the_typed_report(pytester):
     result = run(pytester, *ARGS, "--ruler-require-effective-length=1k")
     assert result.ret == 0, result.stdout.str()
     mine = json.loads((pytester.path / "mine.json").read_text())
-    assert mine["names"] == ["json", "markdown", "plots", "github", "html", "mine"]
+    assert mine["names"] == ["json", "markdown", "plots", "github", "html", "history", "mine"]
     report = json.loads((pytester.path / "r.json").read_text())
     assert mine["effective_length"] == report["summary"]["native"]["effective_length"] == 2048
     assert mine["effective"] == "≥2K" == mine["total"][-1] and mine["passed"] is True

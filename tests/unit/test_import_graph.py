@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_ruler"
-PARTS = ("plugin", "run", "tasks", "engines", "mapreduce", "results", "report", "pages", "data", "models")
+PARTS = ("plugin", "run", "tasks", "engines", "mapreduce", "results", "report", "data", "models", "history", "pages")
 
 
 def _module(path: Path) -> str:
