@@ -23,7 +23,8 @@
            warnings, the skipped items and the haystack labels are the shards' together.
            ``shard`` is replaced by ``shards``: {"count", "merged", "missing", "reports":
            [{"index", "file", "provenance"}]}; ``provenance`` is the lowest shard's. The shards'
-           gate entries are dropped: gate the merged report (``pytest-ruler gate``).
+           gate entries and verdicts are dropped (each shard's says "not decided: a shard"): gate the merged
+           report (``pytest-ruler gate``), which decides it from the whole run's items.
            Shards run under ``--ruler-threshold=rel:F`` agree on F (each resolved it on its own items,
            where a task's base cell may be missing); the merged items are judged again under rel:F
            (``results.relative.rejudge``), so the marks come from the whole run's base scores.
@@ -56,7 +57,7 @@ __all__ = ["AGREE", "merge_files", "merge_reports"]
 #: the settings every shard of one run shares (report attributes, then top-level entries)
 AGREE = ("model", "backend", "tokenizer", "threshold", "task_thresholds", "chat_template", "samples_per_item", "seeds", "preset")
 _TYPED_AGREE = ("model", "backend", "tokenizer", "threshold", "task_thresholds")
-_DROPPED = ("shard", "shards", "gate", "mapreduce_gate", "baseline", "provenance", "items_expected", "items_finished",
+_DROPPED = ("shard", "shards", "gate", "mapreduce_gate", "baseline", "verdict", "provenance", "items_expected", "items_finished",
             "warnings", "interrupted", "skipped")
 PARAMETER = "SHARD.json"
 

@@ -188,3 +188,14 @@ def test_shards_run_on_other_engines_are_refused_naming_the_field_and_both_value
     assert merged.field("engine") == ENGINE
     # reports from before the field: nothing to compare
     assert merge_reports([(n1, s1), (n2, s2.with_fields(engine=ENGINE))]).items
+
+
+def test_the_merged_report_keeps_no_shards_verdict():
+    """A shard's report says its verdict is not decided (a shard): the merged report must not carry that
+    verdict as the whole run's; the merged run is decided by gating it (pytest-ruler gate)."""
+    shards = [(name, report.with_fields(verdict={"status": "not decided", "passed": None, "exit_status": 2,
+                                                 "line": "ruler verdict: NOT DECIDED (shard)"}))
+              for name, report in _shards(2)]
+    merged = merge_reports(shards)
+    assert merged.field("verdict") is None and "verdict" not in merged.to_dict()
+    assert gate(merged, required=1024).passed is True
