@@ -2,7 +2,7 @@
 
 A task is a family plus arguments (``make_task``); the 13 tasks of the paper
 are registered at import (``STANDARD_TASKS``), and so are task packs beside
-them (``PACKS``: ``ruler2``, RULERv2's 12 tasks, ``tasks.ruler2``; ``pack_of``). Users add tasks with
+them (``PACKS``: ``ruler2``, RULERv2's 12 tasks, ``tasks.ruler2``; ``mrcr``, ``tasks.mrcr``; ``pack_of``). Users add tasks with
 ``register_task`` and families (any object meeting :class:`~.family.Family`)
 with ``register_family``; from a conftest, ``registry.task(...)`` and
 ``registry.family(...)`` in a ``pytest_ruler_register`` hook do the same.
@@ -26,16 +26,17 @@ from .family import Family, check_family
 from .niah import NiahFamily
 from .qa import QAFamily
 from .ruler2 import PACK, PACK_TASKS, Ruler2MMLUFamily, Ruler2NiahFamily, Ruler2QAFamily
+from .mrcr import PACK as MRCR, MrcrFamily, pack_tasks as mrcr_tasks
 from .variable_tracking import VariableTrackingFamily
 
 __all__ = ["FAMILIES", "PACKS", "STANDARD_TASKS", "family_names", "pack_of", "get_family", "get_task", "make_task", "register_family",
            "register_task", "resolve_tasks", "task_names"]
 
 _BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily(),
-                                         Ruler2NiahFamily(), Ruler2MMLUFamily(), Ruler2QAFamily())
+                                         Ruler2NiahFamily(), Ruler2MMLUFamily(), Ruler2QAFamily(), MrcrFamily())
 _FAMILIES: dict[str, Family] = {f.name: f for f in _BUILTIN_FAMILIES}
 FAMILIES: "MappingProxyType[str, Family]" = MappingProxyType(_FAMILIES)  # a live view: registered families appear
-METRICS = ("all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice")
+METRICS = ("all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice", "mrcr")
 
 
 def register_family(family: Family, *, replace: bool = False) -> Family:
@@ -70,7 +71,7 @@ def make_task(name: str, family: str, *, tokens_to_generate: int, metric: str = 
     validator = get_family(family)
     if metric not in METRICS:
         raise RulerUsageError("metric", metric, "choose 'all' (string_match_all), 'part' (string_match_part), or a RULERv2 "
-                              "scorer: 'ruler2_all', 'ruler2_part', 'ruler2_2steps', 'multichoice'")
+                              "scorer: 'ruler2_all', 'ruler2_part', 'ruler2_2steps', 'multichoice', or MRCR's grade 'mrcr'")
     if isinstance(tokens_to_generate, bool) or not isinstance(tokens_to_generate, int) or tokens_to_generate < 1:
         raise RulerUsageError("tokens_to_generate", tokens_to_generate, "must be an integer >= 1")
     if not name or not isinstance(name, str) or any(c in name for c in "[]*?, "):
@@ -108,9 +109,9 @@ def _pack() -> dict[str, TaskSpec]:
 
 
 #: task packs beside the paper's 13: ``ruler2`` (RULERv2's 12 tasks, ``tasks.ruler2``)
-PACKS: "MappingProxyType[str, MappingProxyType[str, TaskSpec]]" = MappingProxyType({PACK: MappingProxyType(_pack())})
+PACKS: "MappingProxyType[str, MappingProxyType[str, TaskSpec]]" = MappingProxyType({PACK: MappingProxyType(_pack()), MRCR: MappingProxyType(mrcr_tasks())})
 _PACKED: dict[str, TaskSpec] = {n: s for tasks in PACKS.values() for n, s in tasks.items()}
-PACK_SIZES: "MappingProxyType[str, int]" = MappingProxyType({PACK: len(PACK_TASKS)})  # the tasks each pack declares
+PACK_SIZES: "MappingProxyType[str, int]" = MappingProxyType({p: len(tasks) for p, tasks in PACKS.items()})  # the tasks each pack declares
 _CUSTOM: dict[str, TaskSpec] = {}
 
 
