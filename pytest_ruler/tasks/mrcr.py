@@ -124,7 +124,8 @@ def render_conversation(ctx: GenerationContext, messages: Sequence[Mapping[str, 
     source = ctx.frame.source
     if not source:
         raise RulerUsageError("--ruler-chat-template", ctx.frame.name, "the MRCR tasks are chats and need a chat template: "
-                              "use a chat model with --ruler-chat-template=auto (its own) or a Jinja file")
+                              "use a chat model with --ruler-chat-template=auto (its own) or a Jinja file "
+                              "(pytest-ruler generate: --chat-template auto)")
     template, bos, eos, kwargs = source
     reserved = ("messages", "add_generation_prompt", "bos_token", "eos_token")
     try:
