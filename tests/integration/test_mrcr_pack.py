@@ -163,3 +163,16 @@ def test_start_up_refusals(pytester, monkeypatch, args, said):
     assert said in err, err
     if not args:
         assert "--ruler-mrcr" in err
+
+
+def test_shards_merge_into_the_whole_runs_aggregates(pytester):
+    from pytest_ruler.cli import main
+
+    _setup(pytester)
+    _, path = _records(pytester)
+    run(pytester, *ARGS, f"--ruler-mrcr={path}", "--ruler-report=whole.json")
+    for k in (1, 2):
+        run(pytester, *ARGS, f"--ruler-mrcr={path}", f"--ruler-shard={k}/2", f"--ruler-report=s{k}.json")
+    assert report(pytester, "s1.json")["mrcr"] != report(pytester, "whole.json")["mrcr"]  # a shard holds a share of the cells
+    assert main(["merge", str(pytester.path / "s1.json"), str(pytester.path / "s2.json"), "--out", str(pytester.path / "m.json")]) == 0
+    assert report(pytester, "m.json")["mrcr"] == report(pytester, "whole.json")["mrcr"]
