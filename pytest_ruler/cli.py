@@ -8,7 +8,7 @@ Sub-commands (names fixed by the user contract):
   ``--out -`` writes the lines to stdout (every line names its ``task``).
 - ``score --task T PRED.jsonl``: reads lines with ``pred`` and ``outputs`` and
   prints the task's RULER metric (``--metric`` overrides it).
-- ``download essays|squad|hotpotqa|mmlu|hotpotqa-train``: fetches the paper's data (and
+- ``download essays|squad|hotpotqa|mmlu|hotpotqa-train|mrcr``: fetches the paper's data (and
   RULERv2's) when online.
 - ``report REPORT.json``: renders a saved run as Markdown and PNG plots, and prints
   the path of each file it wrote.

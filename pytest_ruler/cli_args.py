@@ -159,6 +159,8 @@ def build_parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) ->
     g.add_argument("--mmlu", metavar="DIR", help="MMLU folder, for RULERv2's MMLU tasks (no default: `pytest-ruler download mmlu`)")
     g.add_argument("--hotpotqa-train", metavar="PATH", help="HotpotQA train JSON, for RULERv2's qa tasks (no default: "
                    "`pytest-ruler download hotpotqa-train`)")
+    g.add_argument("--mrcr", metavar="PATH", help="OpenAI's MRCR records, for the mrcr tasks: a folder of parquet files, one "
+                   "parquet file or JSON Lines (no default: `pytest-ruler download mrcr`)")
     g.add_argument("--depth", metavar="DEPTH", help="needle depth in [0, 1], or a comma-separated list swept over the "
                    "samples (default: the task's own)")
     g.add_argument("--arg", action="append", metavar="KEY=VALUE", help="override a task argument, repeatable "
@@ -169,12 +171,12 @@ def build_parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) ->
                        description="Score a JSONL file of predictions with the task's RULER metric (or --metric).")
     s.add_argument("predictions", metavar="PRED.jsonl", help="one {\"pred\": ..., \"outputs\": [...]} object per line")
     s.add_argument("--task", metavar="TASK", help="the task whose metric scores the predictions (or give --metric)")
-    s.add_argument("--metric", choices=["all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice"],
+    s.add_argument("--metric", choices=["all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice", "mrcr"],
                    help="a metric instead of the task's: all (string_match_all), part (string_match_part), or a RULERv2 scorer")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
 
     d = sub.add_parser("download", help="fetch the paper's data sets (needs network)")
-    d.add_argument("what", choices=["essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train"], help="the data set")
+    d.add_argument("what", choices=["essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train", "mrcr"], help="the data set")
     d.add_argument("--dest", metavar="DIR", help="folder to write into (default: the pytest-ruler data folder)")
 
     r = sub.add_parser("report", help="render a saved JSON report as Markdown and PNG plots")

@@ -230,6 +230,8 @@ _OPTIONS: tuple[Option, ...] = (
            "or test.jsonl and auxiliary_train.jsonl (`pytest-ruler download mmlu`)", metavar="DIR", group="data"),
     Option("hotpotqa-train", "HotpotQA train JSON (hotpot_train_v1.1.json): the haystack of RULERv2's qa tasks "
            "(`pytest-ruler download hotpotqa-train`)", metavar="PATH", group="data"),
+    Option("mrcr", "OpenAI's MRCR records, for the mrcr tasks: a folder of its parquet files, one parquet file, or JSON Lines "
+           "with the same fields (`pytest-ruler download mrcr`)", metavar="PATH", group="data"),
     # map-reduce: chunked inference (mapreduce.MapReduceConfig)
     Option("mapreduce", "also run each item through map-reduce (LLM x MapReduce) chunked inference, as a second item", parse_flag, flag=True, group="mapreduce"),
     Option("mapreduce-chunk", "document tokens per chunk", parse_length, "2k", metavar="LEN", target="mapreduce", key="chunk_tokens", group="mapreduce"),

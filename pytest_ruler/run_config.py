@@ -82,6 +82,7 @@ class RulerConfig:
     hotpotqa: str | None = spec_default("hotpotqa")
     mmlu: str | None = spec_default("mmlu")
     hotpotqa_train: str | None = spec_default("hotpotqa-train")
+    mrcr: str | None = spec_default("mrcr")
     mapreduce: bool = spec_default("mapreduce")
     mapreduce_config: Any = None  # a mapreduce.MapReduceConfig (None: its defaults)
     required_mapreduce_effective_length: int | None = spec_default("require-mapreduce-effective-length")

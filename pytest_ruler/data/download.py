@@ -14,6 +14,7 @@ Data flow of :func:`download`::
           ──► renamed onto the target (fetch.write_atomically)
       essays: essays.download_essays (fetch, reduce pages to text, one JSON file)
       mmlu, hotpotqa-train: download_ruler2.download_ruler2 (RULERv2's tasks)
+      mrcr: mrcr.download_mrcr (the Hub's parquet files, through huggingface_hub)
 
 The sources live in ``data.sources``, the network code in ``data.fetch``, the
 essay conversion in ``data.essays``; the names below are importable from here.
@@ -114,6 +115,10 @@ def download(
     forget_hosts()  # each host's first request says "connecting to HOST" (fetch.open_url)
     if kind == "essays":
         download_essays(target, bases, timeout)
+    elif kind == "mrcr":  # the MRCR pack's records, from the Hugging Face Hub
+        from .mrcr import download_mrcr
+
+        download_mrcr(target, timeout, log)
     elif kind in ("mmlu", "hotpotqa-train"):  # RULERv2's data
         from .download_ruler2 import download_ruler2
 

@@ -99,6 +99,9 @@ _BUILTIN: tuple[DataKind, ...] = (
     DataKind("hotpotqa-train", "--ruler-hotpotqa-train", _lazy("ruler2_qa", "read_haystack"),
              "HotpotQA's train set (hotpot_train_v1.1.json)", "pytest-ruler download hotpotqa-train", "hotpotqa_train.json",
              generate_flag="--hotpotqa-train"),
+    DataKind("mrcr", "--ruler-mrcr", _lazy("mrcr", "read_mrcr"), "OpenAI's MRCR records (openai/mrcr): a folder of its parquet files, "
+             "one parquet file, or JSON Lines with the same fields", "pytest-ruler download mrcr", "mrcr", "file or folder",
+             generate_flag="--mrcr"),
 )
 _KINDS: dict[str, DataKind] = {k.name: k for k in _BUILTIN}
 

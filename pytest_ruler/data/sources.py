@@ -26,6 +26,8 @@ Sources (those of RULER's own download scripts, ``scripts/data/synthetic/json``)
   folder ``mmlu`` (``test/`` and ``auxiliary_train/`` CSV files; ``data.mmlu`` reads them).
 - hotpotqa-train (RULERv2): ``hotpot_train_v1.1.json`` from CMU's HotpotQA host, saved as
   ``hotpotqa_train.json`` (checked for format, no published digest).
+- mrcr: the parquet files of ``openai/mrcr`` on the Hugging Face Hub, through huggingface_hub
+  (``data.mrcr.download_mrcr``), into the folder ``mrcr``.
 - essays: the 49 ``.txt`` essays in Kamradt's LLMTest_NeedleInAHaystack
   repository plus the 169 paulgraham.com pages RULER lists, saved as RULER's
   ``PaulGrahamEssays.json`` (``{"text": ...}``).
@@ -58,7 +60,7 @@ __all__ = [
     "default_data_dir",
 ]
 
-DOWNLOAD_KINDS: tuple[str, ...] = ("essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train")
+DOWNLOAD_KINDS: tuple[str, ...] = ("essays", "squad", "hotpotqa", "mmlu", "hotpotqa-train", "mrcr")
 
 #: File names written into the data folder (RULER's names for the same data; the data registry's).
 DATA_FILES: Mapping[str, str] = MappingProxyType({k: str(data_kind(k).file) for k in DOWNLOAD_KINDS})

@@ -76,6 +76,9 @@ class GenerationRequest:
     # it goes after the thinking (run.reasoning), never before it; not part of the cache key
     answer_prefix: str = ""
     affinity: str | None = field(default=None, compare=False)
+    # the chat the prompt renders (``Sample.messages``, the MRCR pack's): an engine that takes messages sends
+    # these; None: the prompt is one user turn (and its answer prefix). Not part of the cache key
+    messages: tuple | None = field(default=None, compare=False)
 
     @property
     def prompt_tokens(self) -> int:

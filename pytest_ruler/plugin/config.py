@@ -7,7 +7,8 @@
            ini key (options.lookup), else the preset, else the option's default, through the
            option's parser, which names the parameter as the user wrote it
         2. each value into its target: a RulerConfig field, a MapReduceConfig field or an
-           engine option; the per-task marks from the ini key ruler_task_thresholds
+           engine option; the per-task marks from the ini key ruler_task_thresholds (over a pack's
+           documented defaults, ``tasks.mrcr.PACK_MARKS``, which apply unless --ruler-threshold is given)
         3. the checks that span options, or look at files and registries
 
 The defaults are the spec's (``options.spec_default``); nothing here declares one. This
@@ -51,6 +52,16 @@ def _task_thresholds(config: Any) -> dict[str, float]:
         get_task(task)  # a misspelt task name is an error, not a silently unused threshold
         out[task] = parse_score(f"ruler_task_thresholds[{task}]", raw)
     return out
+
+
+def _pack_marks(run: dict[str, Any], config: Any, tasks: Any) -> dict[str, float]:
+    """A pack's documented default marks for its tasks in the run (the MRCR pack's: ``tasks.mrcr.PACK_MARKS``),
+    unless --ruler-threshold (or its ini key) gives the mark; ruler_task_thresholds overrides them."""
+    if raw_value(config, "threshold") is not None or not isinstance(run.get("threshold"), (int, float)):
+        return {}
+    from ..tasks.mrcr import PACK_MARKS
+
+    return {t: m for t, m in PACK_MARKS.items() if t in tasks}
 
 
 def _check_relative(run: dict[str, Any], config: Any) -> None:
@@ -131,11 +142,12 @@ def build_config(config: Any) -> RulerConfig:
     if run.get("baseline") is not None and not run["baseline"].is_file():
         raise RulerUsageError("--ruler-baseline", raw_value(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
     _check_relative(run, config)
+    tasks = _tasks(config, run["tasks"])
     run.update(
         model=str(run["model"]),
-        tasks=_tasks(config, run["tasks"]),
+        tasks=tasks,
         lengths_given=raw_value(config, "lengths") is not None,
-        task_thresholds=_task_thresholds(config),
+        task_thresholds={**_pack_marks(run, config, tasks), **_task_thresholds(config)},
         engine_options=engine,
         mapreduce=bool(run.get("mapreduce")) or run.get("required_mapreduce_effective_length") is not None,
         mapreduce_config=mapreduce,

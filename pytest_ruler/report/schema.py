@@ -33,6 +33,7 @@ from ..errors import RulerUsageError
 from .schema_blocks import Node, arr, mapping, obj, opt, ref, t
 from .schema_replay import replay_fields
 from .schema_history import history_fields
+from .schema_mrcr import mrcr_schema
 
 __all__ = ["build_schema", "report_schema", "schema_text", "strict_schema", "validate_report"]
 
@@ -323,6 +324,7 @@ def build_schema() -> dict[str, Any]:
                 "suite": t("object", "The shards' common settings."),
                 "reports": arr("Each shard's file and provenance.", {"type": "object"}),
             }, required=("count", "merged", "missing")),
+            "mrcr": mrcr_schema(),
             "relative_threshold": obj("--ruler-threshold=rel:F: how the mark was resolved.", {
                 "fraction": t("number", "F."), "base_length": opt("integer", "The shortest tested length."),
                 "base_score": opt("number", "The Total's score there."),

@@ -48,6 +48,7 @@ from ..errors import RulerUsageError
 from ..parsers import RelativeMark
 from ..shard import SUITE_SETTINGS
 from .identity import engine_differences
+from .mrcr import mrcr_block
 from .relative import rejudge
 from .report import Report
 from .saved import read_report
@@ -168,6 +169,10 @@ def _merged(reports: Sequence[tuple[str, Report]], count: int, merged: list[int]
     complete = not missing and all(r.complete for _, r in ordered)
     fraction = _relative(base)
     fields.pop("relative_threshold", None)
+    fields.pop("mrcr", None)  # the MRCR aggregates: of the whole run's items, not the first shard's
+    mrcr = mrcr_block(item for _, r in ordered for item in r.items)
+    if mrcr:
+        fields["mrcr"] = mrcr
     merged = Report.of_results([item for _, r in ordered for item in r.items], threshold=float(base.threshold or 0.0),
                              task_thresholds=dict(base.task_thresholds), model=base.model, backend=base.backend,
                              tokenizer=base.tokenizer, haystack_corpus="; ".join(labels), complete=complete, **fields)

@@ -18,7 +18,8 @@ Public names:
 - :func:`string_match_all`, :func:`string_match_part` -- corpus scores in [0, 100].
 - :data:`METRICS` -- read-only mapping ``{"all": string_match_all, "part": string_match_part, ...}``
   with RULERv2's soft metrics beside them (``ruler2_all``, ``ruler2_part``, ``ruler2_2steps``,
-  ``multichoice``; :mod:`pytest_ruler.results.soft_match`).
+  ``multichoice``; :mod:`pytest_ruler.results.soft_match`) and MRCR's grade (``mrcr``;
+  :mod:`pytest_ruler.results.mrcr_grade`).
 - :func:`get_metric` -- a corpus metric by name; :func:`sample_scorer` -- a per-sample
   scorer by name. Both raise :class:`~pytest_ruler.errors.RulerUsageError` for unknown names.
 - :func:`count_nulls` -- how many predictions are empty after post-processing ("Nulls").
@@ -40,6 +41,7 @@ from types import MappingProxyType
 
 from pytest_ruler.errors import RulerUsageError
 
+from .mrcr_grade import SCORERS as MRCR_SCORERS
 from .soft_match import SCORERS
 
 __all__ = [
@@ -147,7 +149,7 @@ def string_match_part(preds: Sequence[str], refs: Sequence[Sequence[str]]) -> fl
 
 
 def _ruler2_metrics() -> tuple[dict[str, CorpusMetric], dict[str, SampleScorer]]:
-    scorers: dict[str, SampleScorer] = dict(SCORERS)  # type: ignore[arg-type]
+    scorers: dict[str, SampleScorer] = {**SCORERS, **MRCR_SCORERS}  # type: ignore[arg-type]
     return {n: partial(_corpus_score, s) for n, s in scorers.items()}, scorers
 
 

@@ -43,6 +43,7 @@ from ..report.lines import lines
 from ..report.reporters import RunEnd
 from ..results import ItemResult
 from ..results.endpoints import endpoint_total, failover_notes, prefix_cache_notes
+from ..results.mrcr import mrcr_block
 from ..results.report import Report
 from ..results.verdict import EXIT_STATUS, FAILED, NOT_DECIDED, Reason, Verdict
 from ..secrets import scrub
@@ -243,6 +244,9 @@ class RunRecord:
         warnings = list(rs.warnings) + failover_notes(endpoint_total(self.results)) + prefix_cache_notes(self.results)
         if warnings:
             fields["warnings"] = warnings
+        mrcr = attempt("mrcr aggregates", lambda: mrcr_block(self.results))  # the MRCR pack's named aggregates
+        if mrcr:
+            fields["mrcr"] = mrcr
         fields["interrupted"] = self.interrupted
         fields["skipped"] = sorted(self.skipped, key=lambda s: (s["mode"], s["length"], s["task"], s["seed"]))
         report = Report.of_results(self.results, threshold=c.threshold, task_thresholds=dict(c.task_thresholds),

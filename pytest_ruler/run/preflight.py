@@ -35,6 +35,9 @@ parameter, the value and the fix; the plugin turns it into pytest's
            L + budget + the markers' tokens must fit the context at the longest length that
            runs natively; refused, naming --ruler-think-budget and the largest budget that fits
 
+    ─► the MRCR pack's own (run.mrcr_start): map-reduce and base prompts refused, its data, its
+       bins (counted here), each bin's longest prompt and the answer budget within the context
+
 Nothing here generates a sample or loads weights, so a mistake costs seconds.
 
 Public names: ``check_start``, ``check_output_path``, ``engine_context``.
@@ -50,6 +53,7 @@ from ..errors import RulerUsageError
 from ..lengths import format_length
 from .replay import check_samples
 from .seams import StartSession
+from .mrcr_start import check_mrcr
 
 __all__ = ["check_output_path", "check_start", "engine_context"]
 
@@ -143,6 +147,8 @@ def _check_lengths(session: StartSession, context: int | None, source: str) -> N
     if config.no_suite:  # no standard-suite items: the suite's tasks and lengths are never run
         return
     for task in config.tasks:  # known from the length alone: the answer's tokens leave no room for a prompt
+        if get_task(task).family == "mrcr":
+            continue  # an MRCR length bins the prompts alone; the answer's room is run.mrcr_start's check
         need = get_task(task).tokens_to_generate
         short = [L for L in config.lengths if L <= need]
         if short:
@@ -261,3 +267,4 @@ def check_start(session: StartSession, pytest_config: Any) -> None:
     session.use_context(context)  # the same number the items, the engine and map-reduce use
     _check_lengths(session, context.tokens, context.source)
     _check_think_budget(session, context.tokens, context.source)
+    check_mrcr(session, context.tokens)  # the MRCR pack's own (run.mrcr_start)

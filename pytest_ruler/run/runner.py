@@ -141,7 +141,7 @@ def _request(session: ItemSession, spec: Any, sample: Any, length: int, seed: in
     ids = tuple(sample.prompt_ids) if sample.prompt_ids else tuple(session.tokenizer.encode(sample.prompt))
     # the item's samples share their haystack's opening: one endpoint's prefix cache serves them
     return GenerationRequest(sample.prompt, ids, spec.tokens_to_generate, answer_prefix=sample.answer_prefix,
-                             affinity=f"{spec.name}/{length}/{seed}")
+                             affinity=f"{spec.name}/{length}/{seed}", messages=getattr(sample, "messages", None))
 
 
 def item_inputs(session: ItemSession, task: Any, length: int, seed: int, samples: int | None = None) -> ItemInputs:

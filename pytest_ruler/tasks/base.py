@@ -64,6 +64,9 @@ class Frame:
     head: str = ""
     tail: str = ""
     name: str = "base"
+    # what rendered it: (template, bos_token, eos_token, template kwargs), None for BASE_FRAME; a family
+    # whose prompt is a whole conversation (tasks.mrcr) renders that with the same template
+    source: tuple | None = field(default=None, compare=False, hash=False, repr=False)
 
     def wrap(self, text: str) -> str:
         return f"{self.head}{text}{self.tail}"
@@ -93,6 +96,9 @@ class Sample:
     # that does not say where its context is
     context: str | None = field(default=None, compare=False, hash=False, repr=False)
     around_context: tuple[str, str] | None = field(default=None, compare=False, hash=False, repr=False)
+    # the chat the prompt renders, where a family's prompt is a conversation (tasks.mrcr): an engine
+    # that takes messages (openai's chat endpoint) sends these instead of splitting the prompt
+    messages: tuple[Mapping[str, str], ...] | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def length(self) -> int:

@@ -117,7 +117,7 @@ def frame_from_template(template: str, *, bos_token: str | None = None, eos_toke
     if text.count(_SENTINEL) != 1:
         raise RulerUsageError("chat template", name, "it must place the user message exactly once; pass another template or 'none'")
     head, tail = text.split(_SENTINEL)
-    return Frame(head=head, tail=tail, name=name)
+    return Frame(head=head, tail=tail, name=name, source=(template, bos_token or "", eos_token or "", dict(kwargs or {})))
 
 
 def frame_for(choice: str | None, tokenizer: Tokenizer, kwargs: Mapping[str, Any] | None = None) -> Frame:

@@ -7,6 +7,8 @@ samples 0..9 or only sample 7 gives the same sample 7, in any process, so
 caches and xdist workers agree without talking to each other. What the
 reference fixes once per generator run (the vt example's layout) is fixed
 here once per (task, length, seed), so it too is the same in every process.
+A family with a ``samples(spec, length, samples=, seed=, ctx=, start=)`` member (the MRCR pack's:
+its samples are records of a data set, binned by their tokens) gives its samples itself.
 ``smallest_length`` says, without a full sample, the fewest tokens a length needs for a
 task (the start-up check refuses shorter lengths with it).
 """
@@ -58,6 +60,10 @@ def iter_samples(task: TaskSpec | str, length: int, *, samples: int, seed: int =
     spec = get_task(task)
     _check(length, samples, seed)
     family = get_family(spec.family)
+    records = getattr(family, "samples", None)
+    if callable(records):  # a family whose samples are records of a data set (tasks.mrcr): nothing to size
+        yield from records(spec, length, samples=samples, seed=seed, ctx=ctx, start=start)
+        return
     budget = length - spec.tokens_to_generate
     if budget < 1:
         raise RulerUsageError("length", length, f"task {spec.name!r} alone generates {spec.tokens_to_generate} tokens; use a length well above that")

@@ -2,7 +2,7 @@
 
 A task (``TaskSpec``) is a family plus arguments (``make_task``); the 13 tasks of the paper
 are registered at import (``STANDARD_TASKS``), and so are task packs beside
-them (``PACKS``: ``ruler2``, RULERv2's 12 tasks, ``tasks.ruler2``; ``pack_of``). Users add tasks with
+them (``PACKS``: ``ruler2``, RULERv2's 12 tasks, ``tasks.ruler2``; ``mrcr``, ``tasks.mrcr``; ``pack_of``). Users add tasks with
 ``register_task`` and families (any object meeting :class:`~.family.Family`)
 with ``register_family``; from a conftest, ``registry.task(...)`` and
 ``registry.family(...)`` in a ``pytest_ruler_register`` hook do the same.
@@ -33,6 +33,7 @@ from .family import Family, check_family
 from .niah import NiahFamily
 from .qa import QAFamily
 from .ruler2 import PACK, PACK_TASKS, Ruler2MMLUFamily, Ruler2NiahFamily, Ruler2QAFamily
+from .mrcr import PACK as MRCR, PACK_ROWS as MRCR_ROWS, MrcrFamily
 from .variable_tracking import VariableTrackingFamily
 
 __all__ = ["FAMILIES", "PACKS", "STANDARD_TASKS", "TaskSpec", "data_needs", "family_names", "pack_of", "get_family", "get_task", "make_task",
@@ -57,10 +58,10 @@ class TaskSpec:
 
 
 _BUILTIN_FAMILIES: tuple[Family, ...] = (NiahFamily(), VariableTrackingFamily(), CommonWordsFamily(), FrequentWordsFamily(), QAFamily(),
-                                         Ruler2NiahFamily(), Ruler2MMLUFamily(), Ruler2QAFamily())
+                                         Ruler2NiahFamily(), Ruler2MMLUFamily(), Ruler2QAFamily(), MrcrFamily())
 _FAMILIES: dict[str, Family] = {f.name: f for f in _BUILTIN_FAMILIES}
 FAMILIES: "MappingProxyType[str, Family]" = MappingProxyType(_FAMILIES)  # a live view: registered families appear
-METRICS = ("all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice")
+METRICS = ("all", "part", "ruler2_all", "ruler2_part", "ruler2_2steps", "multichoice", "mrcr")
 
 
 def register_family(family: Family, *, replace: bool = False) -> Family:
@@ -106,7 +107,7 @@ def make_task(name: str, family: str, *, tokens_to_generate: int, metric: str = 
     validator = get_family(family)
     if metric not in METRICS:
         raise RulerUsageError("metric", metric, "choose 'all' (string_match_all), 'part' (string_match_part), or a RULERv2 "
-                              "scorer: 'ruler2_all', 'ruler2_part', 'ruler2_2steps', 'multichoice'")
+                              "scorer: 'ruler2_all', 'ruler2_part', 'ruler2_2steps', 'multichoice', or MRCR's grade 'mrcr'")
     if isinstance(tokens_to_generate, bool) or not isinstance(tokens_to_generate, int) or tokens_to_generate < 1:
         raise RulerUsageError("tokens_to_generate", tokens_to_generate, "must be an integer >= 1")
     if not name or not isinstance(name, str) or any(c in name for c in "[]*?, "):
@@ -139,7 +140,7 @@ STANDARD_TASKS: "MappingProxyType[str, TaskSpec]" = MappingProxyType(_standard()
 
 
 # pack name -> its task rows (name, family, tokens_to_generate, metric, args); its families are in _BUILTIN_FAMILIES
-_PACK_ROWS: dict[str, Any] = {PACK: PACK_TASKS}
+_PACK_ROWS: dict[str, Any] = {PACK: PACK_TASKS, MRCR: MRCR_ROWS}
 
 
 def _pack(rows: Any) -> dict[str, TaskSpec]:

@@ -8,6 +8,11 @@ import pytest_ruler.engines.scripted  # noqa: F401
 import pytest_ruler.plugin.terminal  # noqa: F401
 import pytest_ruler.tasks  # noqa: F401
 
+try:  # optional: the [mrcr] extra (the MRCR pack's parquet records)
+    import pyarrow.parquet  # noqa: F401
+except ImportError:
+    pass
+
 try:  # optional: the [plot] extra
     import matplotlib  # noqa: F401
     import matplotlib.figure  # noqa: F401
