@@ -15,7 +15,9 @@ item's samples are generated), headed by ``position``
 between items sits in two named fields: ``queue`` (``run.queue.EngineQueue``: an
 item's engine calls carry the batches of the items after it, up to
 ``--ruler-batch-items`` items; the plugin tells it which items come next) and
-``shared`` (samples a native item leaves for its map-reduce twin, ``batching``).
+``shared`` (samples a native item leaves for its map-reduce twin, ``batching``). With ``--ruler-arm``
+(``run.arms``) the reference arm's session is the run's, ``arm`` names it, and ``arms`` holds each
+other arm's own session (its engine, its cache identity); ``for_arm(name)`` picks one.
 
 The engine is built lazily, on the first cache miss: a rerun served entirely
 from the cache never loads the model. The cache key needs the engine's
@@ -115,6 +117,9 @@ class RulerSession:
     # each data kind's path as given (data.registry.given_paths; the plugin adds registered kinds' own options)
     data_given: Mapping[str, str | None] | None = field(default=None, repr=False)
     _data_paths: Mapping[str, str | None] | None = field(default=None, repr=False)
+    # --ruler-arm (run.arms): this session's arm (None: no arms), and on the reference arm's session the other arms' sessions
+    arm: str | None = None
+    arms: dict[str, "RulerSession"] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._terminal = terminal_stream()  # now, before pytest captures stderr
@@ -122,6 +127,12 @@ class RulerSession:
             from ..data.registry import given_paths
 
             self.data_given = given_paths(self.config)
+
+    def for_arm(self, name: str | None) -> "RulerSession":
+        """The session of arm ``name`` (this one for the reference arm, or when there are no arms)."""
+        if name is None or name == self.arm:
+            return self
+        return self.arms[name]
 
     # ---- lazily built parts -------------------------------------------------
     @property
@@ -391,6 +402,8 @@ class RulerSession:
         return self.context_limit or int(self.engine.max_context)
 
     def close(self) -> None:
+        for other in self.arms.values():
+            other.close()
         if self._engine is not None:
             try:
                 self._engine.close()
