@@ -47,6 +47,7 @@ from typing import Any, Mapping
 from .errors import RulerUsageError
 from .parsers import (
     Parser,
+    parse_arms,
     choice,
     integer,
     parse_base_urls,
@@ -104,12 +105,6 @@ def _engine_parser(cli: str) -> Parser:
             raise RulerUsageError(where, typed_value(raw), f"{declared.key} {declared.form()}") from None
 
     return parse
-
-
-def _parse_arms(where: str, raw: Any) -> Any:
-    """``--ruler-arm``'s parser (:func:`pytest_ruler.run.arms.parse_arms`), imported when a value is read."""
-    from .run.arms import parse_arms
-    return parse_arms(where, raw)
 
 
 def _parse_margin(where: str, raw: Any) -> float:
@@ -197,7 +192,7 @@ _OPTIONS: tuple[Option, ...] = (
            choice("two-proportion-z", "fisher"), "two-proportion-z", metavar="NAME", group="gate"),
     Option("arm", "an engine configuration run on the same samples, NAME:KEY=VALUE,... (repeatable; the first arm is the "
            "reference); keys: backend, dtype, base_url, model, max_model_len and engine options, e.g. "
-           "--ruler-arm=ref --ruler-arm=cand:dtype=bfloat16", _parse_arms, metavar="ARM", key="arms", group="gate"),
+           "--ruler-arm=ref --ruler-arm=cand:dtype=bfloat16", parse_arms, metavar="ARM", key="arms", group="gate"),
     Option("noninferiority-margin", "non-inferiority margin in points: each arm (and a --ruler-baseline run) passes only where it "
            "is shown to score at least the reference minus D (paired one-sided test per cell, Holm-corrected); without it, "
            "the run fails on a significant drop", _parse_margin, metavar="D", group="gate"),

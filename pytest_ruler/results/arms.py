@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .item import ItemResult
+from .report import Report
 from .noninferiority import NOT_SHOWN, REFUTED, SHOWN, decide, noninferiority
 from .stats import adjust, paired_less
 from .verdict import FAILED, NOT_DECIDED, PASSED, Reason, cell_label, count, name_cells
@@ -217,8 +218,6 @@ def compare_arms(reference: Sequence[ItemResult], arms: Mapping[str, Sequence[It
 
 def arm_reports(section: Mapping[str, Any] | None, like: Any) -> list[tuple[str, Any]]:
     """Each non-reference arm's items as a Report (its own Table 3), with ``like``'s threshold and names."""
-    from .report import Report
-
     out = []
     for arm in (section or {}).get("arms") or ():
         if arm.get("reference") or not arm.get("items"):

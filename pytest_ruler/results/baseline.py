@@ -91,6 +91,7 @@ from typing import Any
 from ..errors import RulerUsageError
 from .report import Report
 from .saved import item_problem, read_report
+from .noninferiority import NOT_SHOWN, decide, noninferiority
 from .paired import paired_scores, question_scores
 from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, paired_less, two_proportion_z_less
 
@@ -336,8 +337,6 @@ def _noninferior(keys: list[tuple[str, int, str]], base_q: Mapping[Any, Any], cu
                  margin: float, alpha: float, correction: str) -> None:
     """With a margin: each paired cell's non-inferiority test (Holm over the paired cells), into its
     Comparison fields (``raw``'s extras); an unpaired cell is not shown (the test needs the same questions)."""
-    from .noninferiority import NOT_SHOWN, decide, noninferiority
-
     tests, where = [], []
     for n, key in enumerate(keys):
         b, c = paired_scores(base_q[key], cur_q[key]) if base_q.get(key) and cur_q.get(key) else ([], [])

@@ -265,7 +265,7 @@ def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: f
     comparisons = compare(baseline, items, alpha=alpha, test=test, margin=margin)
     passed, lines = summarize_regressions(comparisons)
     fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": passed,
-                          "comparisons": [asdict(x) for x in comparisons]}
+                          "comparisons": [_comparison(x) for x in comparisons]}
     name = Path(baseline_path).name if baseline_path else "the baseline"
     if margin is not None:
         fields["baseline"].update(margin=margin, passed=_noninferiority(comparisons, margin, name, reasons))
@@ -281,6 +281,15 @@ def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: f
         reasons.append(Reason("baseline", PASSED, f"no significant drop against {name} ({count(len(comparisons), 'cell')} compared)"))
     _identity(baseline, report, name, fields, reasons)
     return lines
+
+
+def _comparison(c: Any) -> dict[str, Any]:
+    """A comparison as the report stores it; without a margin, as before (no non-inferiority fields)."""
+    d = asdict(c)
+    if c.margin is None:
+        for key in ("margin", "noninferiority", "p_shown", "p_refuted"):
+            d.pop(key, None)
+    return d
 
 
 def _noninferiority(comparisons: Any, margin: float, name: str, reasons: list[Reason]) -> bool | None:

@@ -1,6 +1,6 @@
 """Arms: several engine configurations asked the same questions in one run (``--ruler-arm``).
 
-    --ruler-arm=NAME:KEY=VALUE,... (repeatable) ──parse_arms(where, raw)──► (Arm, ...): the first is the reference
+    --ruler-arm=NAME:KEY=VALUE,... (repeatable) ──parsers.parse_arms(where, raw)──► (Arm, ...): the first is the reference
     RulerConfig, Arm ──arm_config(config, arm)──► the arm's RulerConfig (its backend, dtype, base_url, model,
         max_model_len and engine options; everything else, the samples included, is the run's)
     reference session, the other arms' sessions ──check_same_prompts(...)──► refused at start (RulerUsageError
@@ -28,106 +28,15 @@ Public names: ``ARM_KEYS``, ``Arm``, ``arm_config``, ``build_sessions``, ``check
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import RulerUsageError
+from ..parsers import ARM_KEYS, Arm, parse_arms
 
-__all__ = ["ARM_KEYS", "Arm", "arm_config", "build_sessions", "check_same_prompts", "parse_arms"]
+__all__ = ["ARM_KEYS", "Arm", "arm_config", "build_sessions", "check_same_prompts", "parse_arms"]  # Arm, parse_arms: parsers
 
-ARM_KEYS = ("backend", "dtype", "base_url", "model", "max_model_len")
-_NAME = re.compile(r"^[A-Za-z0-9_.]+$")
 PROBE = ("The special magic number for quiet-meadow is: 4711203. What is the special magic number? "
          "Année 2024 — naïve café, 東京, emoji \U0001F600; VAR QPX = 12345\n\tuuid 3f2a-9c1d. ")
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One arm: its name, the run settings it changes (``ARM_KEYS``) and its engine options."""
-
-    name: str
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    engine_options: Mapping[str, Any] = field(default_factory=dict)
-
-    def overrides(self) -> dict[str, Any]:
-        """What the arm changes, as given (for the report; engine option values as typed)."""
-        return {**self.settings, **self.engine_options}
-
-
-def _pairs(text: str) -> list[str]:
-    """``text`` split on the commas outside brackets, braces and quotes."""
-    out, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote and text[i - 1] != "\\" else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return [p for p in out if p.strip()]
-
-
-def _value(where: str, key: str, raw: str) -> Any:
-    from ..parsers import parse_dtype, parse_length
-
-    if key == "dtype":
-        return parse_dtype(where, raw)
-    if key == "max_model_len":
-        return parse_length(where, raw)
-    if key in ("backend", "model", "base_url"):
-        return raw
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-
-
-def parse_arm(where: str, raw: Any) -> Arm:
-    """One ``NAME:KEY=VALUE,...``; engine option keys are checked against the arm's back end later (``arm_config``)."""
-    text = str(raw).strip()
-    name, _, rest = text.partition(":")
-    name = name.strip()
-    if not _NAME.match(name):
-        raise RulerUsageError(where, text, "write NAME:KEY=VALUE,... with NAME letters, digits, _ or . "
-                              "(e.g. --ruler-arm=ref --ruler-arm=cand:dtype=bfloat16)")
-    settings: dict[str, Any] = {}
-    engine: dict[str, Any] = {}
-    for pair in _pairs(rest):
-        key, eq, value = pair.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise RulerUsageError(where, text, f"arm {name!r}: write KEY=VALUE pairs separated by commas, e.g. "
-                                  f"{name}:dtype=bfloat16,max_model_len=8k (keys: {', '.join(ARM_KEYS)} or an engine option)")
-        target = settings if key in ARM_KEYS else engine
-        if key in target:
-            raise RulerUsageError(where, text, f"arm {name!r} sets {key} twice: keep one")
-        target[key] = _value(f"{where} ({name}: {key})", key, value.strip())
-    from ..secrets import remember
-
-    remember(engine)  # a value that looks like a secret is masked wherever it shows later
-    return Arm(name, settings, engine)
-
-
-def parse_arms(where: str, raw: Any) -> tuple[Arm, ...]:
-    """``--ruler-arm`` given once or more (an ini key: one arm per line): two arms at least, names unique."""
-    values = raw if isinstance(raw, (list, tuple)) else str(raw).splitlines()
-    arms = tuple(parse_arm(where, v) for v in values if str(v).strip())
-    if len(arms) < 2:
-        raise RulerUsageError(where, list(values), "give two arms at least: the first is the reference, each other arm is "
-                              "compared with it (e.g. --ruler-arm=ref --ruler-arm=cand:dtype=bfloat16)")
-    names = [a.name for a in arms]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise RulerUsageError(where, names, f"arm names must differ: {', '.join(twice)} is given twice")
-    return arms
 
 
 def arm_config(config: Any, arm: Arm, where: str = "--ruler-arm") -> Any:

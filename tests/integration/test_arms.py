@@ -37,6 +37,9 @@ def test_an_arm_worse_at_long_lengths_fails_naming_the_arm_and_its_cells(pyteste
     assert cells[1024]["status"] != "refuted" and cells[1024]["difference"] == 0.0
     assert data["verdict"]["status"] == "failed" and data["verdict"]["exit_status"] == 1
     assert cand["engine"]["options"]["blind_above"] == 1500
+    from pytest_ruler.report.schema import build_schema, validate_report
+
+    assert validate_report(data, strict=True, schema=build_schema()) == []
 
 
 @pytest.mark.parametrize("xdist", XDIST)
