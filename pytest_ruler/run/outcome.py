@@ -248,7 +248,7 @@ class RunRecord:
         fields["interrupted"] = self.interrupted
         fields["skipped"] = sorted(self.skipped, key=lambda s: (s["mode"], s["length"], s["task"], s["seed"]))
         results = self.results
-        if rs.arms:  # --ruler-arm: the report's items and Table 3 are the reference arm's; the others go to ``arms``
+        if getattr(rs, "arms", None):  # --ruler-arm: the report's items and Table 3 are the reference arm's; the others go to ``arms``
             results = [r for r in self.results if r.arm in (None, rs.arm)]
             self._arms = attempt("arms", lambda: self._compare_arms())
             if self._arms is not None:
@@ -285,7 +285,7 @@ class RunRecord:
         verdict = gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                        baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
                        test=c.baseline_test, confidence=c.gate_confidence, suite=self.suite_cells, margin=c.noninferiority_margin)
-        if self.session.arms:  # the arms decide with the rest (results.arms); the run is gated
+        if getattr(self.session, "arms", None):  # the arms decide with the rest (results.arms); the run is gated
             arms = self._arms
             if arms is None:
                 return replace(verdict, gated=True, reasons=verdict.reasons + (Reason("arms", FAILED, "the arms could not be compared"),))
