@@ -52,6 +52,8 @@ def arms_schema() -> Node:
         "unpaired_items": t("integer", "Its items with no counterpart in the reference arm, or errored.", minimum=0),
         "prompt_mismatches": arr("Cells where its prompts differ from the reference's (fails the run).", obj("A cell.", {
             "task": t("string", "Task."), "length": t("integer", "Length."), "mode": t("string", "Mode.")})),
+        "errored_items": arr("Its items that errored (each fails the run).", obj("An item.", {
+            "task": t("string", "Task."), "length": t("integer", "Length."), "seed": t("integer", "Seed."), "mode": t("string", "Mode.")})),
         "items": arr("Its items (the reference arm's are the report's items).", ref("item")),
     }, required=("name", "reference", "status", "cells"))
     return obj("--ruler-arm: each arm run on the reference arm's samples and compared with it (results.arms).", {

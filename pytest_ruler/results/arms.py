@@ -25,7 +25,10 @@ failed on a significant drop (a refuted cell and a significant drop are final: t
 another cell is not decided, since more samples there cannot undo them), else passed (no significant drop, which a small run also gives: the
 reason says so). Each arm is its own family: Holm runs over its cells, not over every arm's.
 
-Public names: ``ArmsOutcome``, ``arm_reports``, ``compare_arms``.
+``arm_verdict(section)``: the reasons and detail lines from a report's ``arms`` alone: results.gate judges a
+report with arms by it (the run and ``pytest-ruler gate`` on its JSON agree; an item's own mark then decides nothing).
+
+Public names: ``ArmsOutcome``, ``arm_reports``, ``arm_verdict``, ``compare_arms``.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from .noninferiority import NOT_SHOWN, REFUTED, SHOWN, decide, noninferiority
 from .stats import adjust, paired_less
 from .verdict import FAILED, NOT_DECIDED, PASSED, Reason, cell_label, count, name_cells
 
-__all__ = ["ArmsOutcome", "arm_reports", "compare_arms"]
+__all__ = ["ArmsOutcome", "arm_reports", "arm_verdict", "compare_arms"]
 
 EXAMPLES = 2  # flips shown each way per cell
 DROP, NO_DROP = "drop", "no significant drop"
@@ -101,7 +104,7 @@ def _cell_order(key: Key) -> tuple:
 
 
 def _one_arm(name: str, reference_name: str, ref_items: Mapping[tuple, ItemResult], items: Sequence[ItemResult],
-             margin: float | None, alpha: float) -> tuple[dict[str, Any], list[Reason], list[tuple[str, str]]]:
+             margin: float | None, alpha: float) -> dict[str, Any]:
     cells: dict[Key, _Cell] = {}
     mismatched: list[Key] = []
     unpaired = 0
@@ -132,15 +135,39 @@ def _one_arm(name: str, reference_name: str, ref_items: Mapping[tuple, ItemResul
         else:
             entry.update(p_drop_adjusted=p_a)
         out_cells.append(entry)
-    reasons, status = _reasons(name, reference_name, out_cells, margin, mismatched)
+    entry = {"name": name, "reference": False, "cells": out_cells, "unpaired_items": unpaired,
+             "prompt_mismatches": [{"task": t, "length": L, "mode": m} for t, L, m in dict.fromkeys(mismatched)],
+             "errored_items": [{"task": r.task, "length": r.length, "seed": r.seed, "mode": r.mode} for r in errored]}
+    entry["status"] = _arm_reasons(entry, reference_name, margin)[1]
+    return entry
+
+
+def _arm_reasons(entry: Mapping[str, Any], ref: str, margin: float | None) -> tuple[list[Reason], str]:
+    """An arm's reasons and status, from its stored entry (so a saved report is judged as the run was)."""
+    name, cells = str(entry["name"]), list(entry.get("cells") or ())
+    mismatched = [(m["task"], int(m["length"]), m["mode"]) for m in entry.get("prompt_mismatches") or ()]
+    errored = [(e["task"], int(e["length"]), e["mode"]) for e in entry.get("errored_items") or ()]
+    reasons, status = _reasons(name, ref, cells, margin, mismatched)
     if errored:  # no verdict rests on missing evidence: an errored item of an arm fails the run, as the reference's do
-        where = tuple(dict.fromkeys((r.task, r.length, r.mode) for r in errored))
+        where = tuple(dict.fromkeys(errored))
         reasons.insert(0, Reason("arms", FAILED, f"arm {name}: {count(len(errored), 'item')} errored ({name_cells(where)})", where, final=True))
         status = FAILED
-    detail = _detail(name, reference_name, out_cells, margin, status)
-    entry = {"name": name, "reference": False, "status": status, "cells": out_cells, "unpaired_items": unpaired,
-             "prompt_mismatches": [{"task": t, "length": L, "mode": m} for t, L, m in dict.fromkeys(mismatched)]}
-    return entry, reasons, detail
+    return reasons, status
+
+
+def arm_verdict(section: Mapping[str, Any]) -> tuple[list[Reason], list[tuple[str, str]]]:
+    """The verdict's reasons (kind "arms") and the detail lines of a report's ``arms``: what the run said,
+    and what ``pytest-ruler gate`` says of the saved report."""
+    ref, margin = str(section.get("reference")), section.get("margin")
+    reasons: list[Reason] = []
+    detail: list[tuple[str, str]] = []
+    for entry in section.get("arms") or ():
+        if entry.get("reference"):
+            continue
+        arm_reasons, status = _arm_reasons(entry, ref, margin)
+        reasons += arm_reasons
+        detail += _detail(str(entry["name"]), ref, list(entry.get("cells") or ()), margin, status)
+    return reasons, detail
 
 
 def _reasons(name: str, ref: str, cells: list[dict[str, Any]], margin: float | None,
@@ -204,15 +231,14 @@ def compare_arms(reference: Sequence[ItemResult], arms: Mapping[str, Sequence[It
                 "engine": engines.get(reference_name), "cells": [], "unpaired_items": 0, "prompt_mismatches": []}]
     outcome = ArmsOutcome({})
     for name, items in arms.items():
-        entry, reasons, detail = _one_arm(name, reference_name, ref_items, items, margin, alpha)
+        entry = _one_arm(name, reference_name, ref_items, items, margin, alpha)
         entry.update(settings=dict(settings.get(name) or {}), engine=engines.get(name),
                      items=[r.to_dict() for r in sorted(items, key=lambda r: (r.mode, r.length, r.task, r.seed))])
         entries.append(entry)
-        outcome.reasons += reasons
-        outcome.detail += detail
     outcome.section = {"reference": reference_name, "margin": margin, "alpha": alpha, "correction": "holm",
                        "test": "noninferiority" if margin is not None else "paired-drop", "interleaving": "item",
                        "arms": entries}
+    outcome.reasons, outcome.detail = arm_verdict(outcome.section)
     return outcome
 
 

@@ -38,6 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..lengths import format_length
 from ..shard import unmerged
 from .aggregate import passes
+from .arms import arm_verdict
 from .baseline import compare
 from .budgets import budget_cause
 from .identity import engine_differences
@@ -209,7 +210,13 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
     baseline_lines: list[str] = []
     if baseline is not None and report.items:
         baseline_lines = _baseline(report, baseline, baseline_path, alpha, test, fields, reasons, margin)
-    if not asked:  # every item's own mark decides
+    arms = report.field("arms")
+    arm_detail: list[tuple[str, str]] = []
+    if arms:  # --ruler-arm: each arm against the reference arm decides (results.arms), not the items' marks
+        arm_reasons, arm_detail = arm_verdict(arms)
+        reasons += arm_reasons
+        gated = True
+    elif not asked:  # every item's own mark decides
         reasons += _items(report, relative, None if suite is None else set(suite))
     if not reasons:  # asked: the gates said it; not asked: nothing to judge, and nothing failed
         reasons.append(Reason("items", NOT_DECIDED if not asked else FAILED, "no RULER item produced a result: nothing was measured"))
@@ -217,7 +224,7 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
     if planned:  # --ruler-stop-when-decided (run.decided): say that the verdict rests on part of the table
         reasons.append(Reason("planned", NOTE, f"planned run (--ruler-stop-when-decided): {count(len(planned), 'item')} "
                                                "not measured (decided without them)"))
-    return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, baseline_lines)))
+    return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, baseline_lines) + arm_detail))
 
 
 def _order(r: Any) -> tuple:

@@ -285,12 +285,9 @@ class RunRecord:
         verdict = gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
                        baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
                        test=c.baseline_test, confidence=c.gate_confidence, suite=self.suite_cells, margin=c.noninferiority_margin)
-        if getattr(self.session, "arms", None):  # the arms decide with the rest (results.arms); the run is gated
-            arms = self._arms
-            if arms is None:
-                return replace(verdict, gated=True, reasons=verdict.reasons + (Reason("arms", FAILED, "the arms could not be compared"),))
+        if getattr(self.session, "arms", None) and self._arms is None:  # gate judged the report's arms (results.arms.arm_verdict)
             reasons = tuple(r for r in verdict.reasons if r.kind != "items")  # the arms decide, not the items' marks
-            return replace(verdict, gated=True, reasons=reasons + tuple(arms.reasons), detail=verdict.detail + tuple(arms.detail))
+            return replace(verdict, gated=True, reasons=reasons + (Reason("arms", FAILED, "the arms could not be compared"),))
         return verdict
 
     def _compare_arms(self) -> Any:

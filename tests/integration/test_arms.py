@@ -12,8 +12,8 @@ TWO_LENGTHS = [*SCRIPTED, "--ruler-tasks=niah_single_1", "--ruler-lengths=1k,2k"
 
 
 @pytest.mark.parametrize("xdist", XDIST)
-def test_an_arm_worse_at_long_lengths_fails_naming_the_arm_and_its_cells(pytester, xdist):
-    result = run(pytester, *TWO_LENGTHS, "--ruler-samples=12", "--ruler-arm=ref", "--ruler-arm=cand:blind_above=1500",
+def test_an_arm_worse_at_long_lengths_fails_naming_the_arm_and_its_cells(pytester, xdist, capsys):
+    result = run(pytester, *TWO_LENGTHS, "--ruler-markdown=r.md", "--ruler-samples=12", "--ruler-arm=ref", "--ruler-arm=cand:blind_above=1500",
                  "--ruler-noninferiority-margin=10", "-v", *xdist)
     out = result.stdout.str()
     assert result.ret == 1, out
@@ -40,6 +40,11 @@ def test_an_arm_worse_at_long_lengths_fails_naming_the_arm_and_its_cells(pyteste
     from pytest_ruler.report.schema import build_schema, validate_report
 
     assert validate_report(data, strict=True, schema=build_schema()) == []
+    assert "## Arms" in (pytester.path / "r.md").read_text() and "| niah_single_1 | 2K | native | 100.0 | 0.0 |" in (pytester.path / "r.md").read_text()
+    from pytest_ruler.cli import main
+
+    assert main(["gate", str(pytester.path / "r.json")]) == 1  # the saved report is judged as the run was
+    assert verdict[-1] in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("xdist", XDIST)
