@@ -210,16 +210,24 @@ def _read_report(path: str, parameter: str) -> Any:
     return read_report(path, parameter)
 
 
+def _has_arms(path: str) -> bool:
+    """Whether the saved report at ``path`` has ``arms`` (--ruler-arm), which decide without another gate."""
+    try:
+        return bool(_read_report(path, "REPORT.json").field("arms"))
+    except RulerUsageError:
+        return False
+
+
 def _cmd_gate(ns: argparse.Namespace) -> int:
     """The plugin's gate on a saved report: same verdict lines, same exit codes."""
     from .results import gate
 
     flags = _spec_values(ns, "gate")  # every flag checked before any file is read (a report with arms needs no other gate)
     required, mr_required = flags["required_effective_length"], flags["required_mapreduce_effective_length"]
-    report = _read_report(ns.report, "REPORT.json")
-    if required is None and mr_required is None and flags["baseline"] is None and not report.field("arms"):  # arms decide alone
+    if required is None and mr_required is None and flags["baseline"] is None and not _has_arms(ns.report):  # arms decide alone
         raise MissingArgument("gate", "the gate", "give --require-effective-length=LEN (e.g. 64k), "
                               "--require-mapreduce-effective-length=LEN or --baseline OLD.json")
+    report = _read_report(ns.report, "REPORT.json")
     if ns.threshold is not None:  # judged again under another mark (an absolute score, or rel:F): results.relative
         from .options import option
         from .results.relative import rejudge
