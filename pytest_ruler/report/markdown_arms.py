@@ -25,6 +25,11 @@ def _cut(text: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _shown(text: Any) -> str:
+    """A prediction in code style, or "(empty)"."""
+    return f"`{_cut(text)}`" if str(text).strip() else "(empty)"
+
+
 def arms_markdown(section: Mapping[str, Any] | None) -> list[str]:
     """The ``## Arms`` section's lines (none without arms)."""
     if not section:
@@ -52,7 +57,7 @@ def arms_markdown(section: Mapping[str, Any] | None) -> list[str]:
             for way, key in (("lost", "lost_examples"), ("gained", "gained_examples")):
                 for e in c.get(key) or ():
                     flips.append(f"- {c['task']} @ {format_length(int(c['length']))} seed {e['seed']} sample {e['index']} ({way}): "
-                                 f"{ref} `{_cut(e['reference_prediction'])}`, {arm['name']} `{_cut(e['arm_prediction'])}`, "
+                                 f"{ref} {_shown(e['reference_prediction'])}, {arm['name']} {_shown(e['arm_prediction'])}, "
                                  f"expected `{_cut(', '.join(e.get('answers') or ()))}`")
         if flips:
             lines += ["Flips (two examples each way per cell):", "", *flips, ""]
