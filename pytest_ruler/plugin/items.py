@@ -8,7 +8,7 @@ JUnit XML work as users expect; the progress line reads ``ruler ..F.``. With ``-
 has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
 samples by chunked inference (``-k mapreduce`` selects the twins). With ``--ruler-arm`` (run.arms) every
 item has one per arm, side by side, the arm last in its id: ``ruler::niah_single_1[4096-seed0-arm=cand]``
-(``-k arm=cand`` selects an arm); each runs on its arm's session (``RulerSession.for_arm``). Items are ordered length-major, so an
+(``-k cand`` selects an arm's items); each runs on its arm's session (``RulerSession.for_arm``). Items are ordered length-major, so an
 xdist worker's consecutive items share a prompt length; with ``--ruler-stop-when-decided`` the lengths
 come in the order that decides the gate soonest, and an item the verdict no longer needs is skipped
 as "not measured (decided without it)" (run.decided; ``DECIDER_KEY`` holds what it has seen).
