@@ -111,3 +111,11 @@ def test_other_prompts_fail_the_arm():
     cand = [_item(1024, [1.0] * 5, "cand", hashes=[f"x{i}" for i in range(5)])]
     out = compare_arms(ref, {"cand": cand}, reference_name="ref", margin=10.0)
     assert any(r.final and "other questions" in r.text for r in out.reasons)
+
+
+def test_an_arms_node_id_reads_back_as_its_cell_and_arm():
+    from pytest_ruler.plugin.items import parse_item_arm, parse_item_name
+
+    nodeid = "ruler::niah_single_1[2048-seed0-mapreduce-arm=cand.2]"
+    assert parse_item_name(nodeid) == ("niah_single_1", 2048, 0, "mapreduce") and parse_item_arm(nodeid) == "cand.2"
+    assert parse_item_arm("ruler::vt[1024-seed1]") is None and parse_item_name("ruler::vt[1024-seed1]") == ("vt", 1024, 1, "native")
