@@ -224,13 +224,21 @@ def _read_report(path: str, parameter: str) -> Any:
     return read_report(path, parameter)
 
 
+def _has_arms(path: str) -> bool:
+    """Whether the saved report at ``path`` has ``arms`` (--ruler-arm), which decide without another gate."""
+    try:
+        return bool(_read_report(path, "REPORT.json").field("arms"))
+    except RulerUsageError:
+        return False
+
+
 def _cmd_gate(ns: argparse.Namespace) -> int:
     """The plugin's gate on a saved report: same verdict lines, same exit codes."""
     from .results import gate
 
-    flags = _spec_values(ns, "gate")  # every flag checked before any file is read
+    flags = _spec_values(ns, "gate")  # every flag checked before any file is read (a report with arms needs no other gate)
     required, mr_required = flags["required_effective_length"], flags["required_mapreduce_effective_length"]
-    if required is None and mr_required is None and flags["baseline"] is None:
+    if required is None and mr_required is None and flags["baseline"] is None and not _has_arms(ns.report):  # arms decide alone
         raise MissingArgument("gate", "the gate", "give --require-effective-length=LEN (e.g. 64k), "
                               "--require-mapreduce-effective-length=LEN or --baseline OLD.json")
     report = _read_report(ns.report, "REPORT.json")
@@ -245,7 +253,8 @@ def _cmd_gate(ns: argparse.Namespace) -> int:
 
         baseline = load_baseline(ns.baseline, "--baseline")
     verdict = gate(report, required=required, mapreduce_required=mr_required, baseline=baseline, baseline_path=ns.baseline,
-                   alpha=flags["baseline_alpha"], test=flags["baseline_test"], confidence=flags["gate_confidence"])
+                   alpha=flags["baseline_alpha"], test=flags["baseline_test"], confidence=flags["gate_confidence"],
+                   margin=flags["noninferiority_margin"])
     from .report.github import github_output  # on GitHub, as the plugin: the step summary and annotations
 
     github_output(report.with_fields(**verdict.fields, verdict=verdict.to_dict()), verdict.lines(), say=print)

@@ -42,7 +42,7 @@ SPEC_FLAGS: dict[str, tuple[tuple[str, str], ...]] = {
     "gate": (("require-effective-length", "require-effective-length"),
              ("require-mapreduce-effective-length", "require-mapreduce-effective-length"),
              ("baseline", "baseline"), ("baseline-alpha", "baseline-alpha"), ("baseline-test", "baseline-test"),
-             ("gate-confidence", "confidence"), ("threshold", "threshold")),
+             ("gate-confidence", "confidence"), ("threshold", "threshold"), ("noninferiority-margin", "noninferiority-margin")),
     "compare": (("baseline-alpha", "alpha"), ("baseline-test", "test")),
     "report": (("ci", "ci"),),
 }

@@ -47,6 +47,7 @@ from typing import Any, Mapping
 from .errors import RulerUsageError
 from .parsers import (
     Parser,
+    parse_arms,
     choice,
     integer,
     parse_base_urls,
@@ -104,6 +105,18 @@ def _engine_parser(cli: str) -> Parser:
             raise RulerUsageError(where, typed_value(raw), f"{declared.key} {declared.form()}") from None
 
     return parse
+
+
+def _parse_margin(where: str, raw: Any) -> float:
+    """``--ruler-noninferiority-margin``: points in [0, 100)."""
+    try:
+        margin = float(str(raw).strip())
+    except ValueError:
+        margin = -1.0
+    if not 0.0 <= margin < 100.0:
+        raise RulerUsageError(where, raw, "give the margin in points, in [0, 100), e.g. 5: an arm must score at least "
+                              "the reference's score minus 5 points in every cell")
+    return margin
 
 
 def _parse_shard(where: str, raw: Any) -> Any:
@@ -177,6 +190,12 @@ _OPTIONS: tuple[Option, ...] = (
     Option("baseline-alpha", "significance level of the baseline comparison", parse_significance, "0.05", metavar="ALPHA", group="gate"),
     Option("baseline-test", "test of the baseline comparison: two-proportion-z or fisher (one-sided, Holm-corrected)",
            choice("two-proportion-z", "fisher"), "two-proportion-z", metavar="NAME", group="gate"),
+    Option("arm", "an engine configuration run on the same samples, NAME:KEY=VALUE,... (repeatable; the first arm is the "
+           "reference); keys: backend, dtype, base_url, model, max_model_len and engine options, e.g. "
+           "--ruler-arm=ref --ruler-arm=cand:dtype=bfloat16", parse_arms, metavar="ARM", key="arms", group="gate"),
+    Option("noninferiority-margin", "non-inferiority margin in points: each arm (and a --ruler-baseline run) passes only where it "
+           "is shown to score at least the reference minus D (paired one-sided test per cell, Holm-corrected); without it, "
+           "the run fails on a significant drop", _parse_margin, metavar="D", group="gate"),
     Option("sequential", "stop an item's samples early once its pass or fail is statistically settled (an anytime-valid test)", parse_flag, flag=True, group="gate"),
     Option("stop-when-decided", "measure only what the gate's verdict needs, in the order that decides it soonest, and stop once it is "
            "decided (items not needed are skipped: not measured)", parse_flag, flag=True, group="gate"),
@@ -281,7 +300,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 _BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
-REPEATABLE = ("engine-option", "chat-template-kwargs", "base-url")  # options given several times (argparse append)
+REPEATABLE = ("engine-option", "chat-template-kwargs", "base-url", "arm")  # options given several times (argparse append)
 
 
 def option(name: str) -> Option:

@@ -9,15 +9,17 @@ masked, as everywhere a typed value is shown). The option spec
 
 Public names: ``Parser``, ``integer``, ``choice`` (parser factories), the
 ``parse_*`` functions, and ``RelativeMark`` (``parse_threshold``'s ``rel:F``; its
-meaning is :mod:`pytest_ruler.results.relative`).
+meaning is :mod:`pytest_ruler.results.relative`), ``Arm`` and ``ARM_KEYS`` (``parse_arms``'s
+``--ruler-arm``; their use is :mod:`pytest_ruler.run.arms`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .errors import RulerUsageError
 from .lengths import parse_length as _length, parse_lengths as _lengths
@@ -271,3 +273,92 @@ def parse_base_urls(where: str, raw: Any) -> str | tuple[str, ...]:
         seen.add(key)
     _remember(urls)  # user info or a query with a key: masked wherever it shows up later
     return urls[0] if len(urls) == 1 else tuple(urls)
+
+
+# --------------------------------------------------------------------------- --ruler-arm (run.arms uses them)
+
+ARM_KEYS = ("backend", "dtype", "base_url", "model", "max_model_len")  # the run settings an arm may change
+_ARM_NAME = re.compile(r"^[A-Za-z0-9_.]+$")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm: its name, the run settings it changes (``ARM_KEYS``) and its engine options."""
+
+    name: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    engine_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def overrides(self) -> dict[str, Any]:
+        """What the arm changes, as given (for the report; engine option values as typed)."""
+        return {**self.settings, **self.engine_options}
+
+
+def _arm_pairs(text: str) -> list[str]:
+    """``text`` split on the commas outside brackets, braces and quotes."""
+    out, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote and text[i - 1] != "\\" else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [p for p in out if p.strip()]
+
+
+def _arm_value(where: str, key: str, raw: str) -> Any:
+    if key == "dtype":
+        return parse_dtype(where, raw)
+    if key == "max_model_len":
+        return parse_length(where, raw)
+    if key in ("backend", "model", "base_url"):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def parse_arm(where: str, raw: Any) -> Arm:
+    """One ``NAME:KEY=VALUE,...``; engine option keys are checked against the arm's back end later (``arm_config``)."""
+    text = str(raw).strip()
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    if not _ARM_NAME.match(name):
+        raise _refused(where, text, "write NAME:KEY=VALUE,... with NAME letters, digits, _ or . "
+                              "(e.g. --ruler-arm=ref --ruler-arm=cand:dtype=bfloat16)")
+    settings: dict[str, Any] = {}
+    engine: dict[str, Any] = {}
+    for pair in _arm_pairs(rest):
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise _refused(where, text, f"arm {name!r}: write KEY=VALUE pairs separated by commas, e.g. "
+                                  f"{name}:dtype=bfloat16,max_model_len=8k (keys: {', '.join(ARM_KEYS)} or an engine option)")
+        target = settings if key in ARM_KEYS else engine
+        if key in target:
+            raise _refused(where, text, f"arm {name!r} sets {key} twice: keep one")
+        target[key] = _arm_value(f"{where} ({name}: {key})", key, value.strip())
+    _remember(engine)  # a value that looks like a secret is masked wherever it shows later
+    return Arm(name, settings, engine)
+
+
+def parse_arms(where: str, raw: Any) -> tuple[Arm, ...]:
+    """``--ruler-arm`` given once or more (an ini key: one arm per line): two arms at least, names unique."""
+    values = raw if isinstance(raw, (list, tuple)) else str(raw).splitlines()
+    arms = tuple(parse_arm(where, v) for v in values if str(v).strip())
+    if len(arms) < 2:
+        raise _refused(where, list(values), "give two arms at least: the first is the reference, each other arm is "
+                              "compared with it (e.g. --ruler-arm=ref --ruler-arm=cand:dtype=bfloat16)")
+    names = [a.name for a in arms]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise _refused(where, names, f"arm names must differ: {', '.join(twice)} is given twice")
+    return arms

@@ -53,6 +53,8 @@ class RulerConfig:
     baseline_test: str = spec_default("baseline-test")
     show_ci: bool = spec_default("ci")  # --ruler-ci: intervals in the terminal and Markdown tables
     gate_confidence: float | None = spec_default("gate-confidence")  # gate on the effective length's lower bound
+    arms: tuple[Any, ...] | None = spec_default("arm")  # --ruler-arm: run.arms.Arm each, the first the reference
+    noninferiority_margin: float | None = spec_default("noninferiority-margin")  # points (results.noninferiority)
     sequential: bool = spec_default("sequential")  # anytime-valid early stopping per item
     stop_when_decided: bool = spec_default("stop-when-decided")  # run.decided: only what the verdict needs
     report: Path | None = spec_default("report")
@@ -92,10 +94,10 @@ class RulerConfig:
 
     @property
     def gated(self) -> bool:
-        """A gate, a baseline or a relative mark decides the run (results.verdict): the exit code is
+        """A gate, a baseline, arms or a relative mark decides the run (results.verdict): the exit code is
         the verdict's, and the suite's items are measurements that serve it (plugin.items)."""
         return (self.required_effective_length is not None or self.required_mapreduce_effective_length is not None
-                or self.baseline is not None or not isinstance(self.threshold, (int, float)))
+                or self.baseline is not None or bool(self.arms) or not isinstance(self.threshold, (int, float)))
 
     def threshold_for(self, task: str) -> float:
         """An item's mark at run time. Under rel:F the mark needs the base score, known only at the

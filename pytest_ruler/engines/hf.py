@@ -109,6 +109,8 @@ class HFEngine(EngineBase):
             "dtype": dtype,
             "device": "cuda" if device.startswith("cuda") else "cpu",
             "trust_remote_code": bool(config.trust_remote_code),
+            # hf_overrides change the model: in the identity when given (absent otherwise, so older cache keys hold)
+            **({"hf_overrides": dict(overrides)} if (overrides := engine_options(config, "hf")["hf_overrides"]) else {}),
         }
 
     @staticmethod
@@ -145,9 +147,11 @@ class HFEngine(EngineBase):
         self.tokenizer = load_tokenizer(config.tokenizer or config.model, trust_remote_code=config.trust_remote_code)
         source, _ = weights_to_load(_model(config))
         started = time.perf_counter()
+        overrides = opts["hf_overrides"] or {}
+        extra = {"config": _overridden(transformers, source, overrides, config.trust_remote_code, revision)} if overrides else {}
         try:
             model = transformers.AutoModelForCausalLM.from_pretrained(
-                source, dtype=dtype, trust_remote_code=config.trust_remote_code, revision=revision
+                source, dtype=dtype, trust_remote_code=config.trust_remote_code, revision=revision, **extra
             )
         except Exception as exc:
             raise RulerUsageError("--ruler-model", config.model, f"transformers could not load it ({type(exc).__name__}: {exc}); pass a local folder, a .gguf file, or a Hugging Face id present in the local cache") from exc
@@ -269,3 +273,15 @@ class HFEngine(EngineBase):
         if getattr(self, "_cores", None) is not None:
             self._cores.release()
         self.model = None
+
+
+def _overridden(transformers: Any, source: Any, overrides: Mapping[str, Any], trust_remote_code: bool, revision: Any) -> Any:
+    """The model's config with ``hf_overrides`` applied: a dict value merged into the config's own dict
+    (``rope_parameters``), anything else set; a key the config does not have is refused (a typo changes nothing)."""
+    cfg = transformers.AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, revision=revision)
+    for key, value in overrides.items():
+        if not hasattr(cfg, key):
+            raise RulerUsageError("hf_overrides", key, f"the model's config has no {key!r}; its keys: {', '.join(sorted(cfg.to_dict()))}")
+        current = getattr(cfg, key)
+        setattr(cfg, key, {**current, **value} if isinstance(current, dict) and isinstance(value, Mapping) else value)
+    return cfg

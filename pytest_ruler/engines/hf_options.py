@@ -32,6 +32,9 @@ OPTIONS: tuple[EngineOption, ...] = (
     EngineOption("threads", "int", None, "torch CPU threads (default: torch's; an xdist worker's share of the CPUs under "
                  "-n N, unless OMP_NUM_THREADS or MKL_NUM_THREADS is set)", minimum=1),
     EngineOption("revision", "str", None, "model revision of a Hugging Face id (branch, tag or commit); default main"),
+    EngineOption("hf_overrides", "json", None, "JSON object of Hugging Face config overrides applied to the model's config "
+                 "before loading (a dict value is merged into the config's dict, e.g. {\"rope_parameters\": {\"rope_theta\": 1000}}); "
+                 "part of the cache identity", mapping=True),
 )
 
 

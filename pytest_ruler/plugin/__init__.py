@@ -96,16 +96,33 @@ def pytest_configure(config: Any) -> None:
     try:
         config.hook.pytest_ruler_register.call_historic(kwargs={"registry": Registry()})
         rc = build_config(config)
-        rs = RulerSession(rc, rc.cache_dir or predictions_dir(), data_given=given_paths(rc, lambda dest: config.getoption(dest, None)))
+        data_given = given_paths(rc, lambda dest: config.getoption(dest, None))
+
+        def make(c: Any) -> RulerSession:
+            return RulerSession(c, c.cache_dir or predictions_dir(), data_given=data_given)
+
+        if rc.arms:  # --ruler-arm: one session (engine, cache identity) per arm, the reference's the run's (run.arms)
+            from ..run.arms import build_sessions
+
+            rs = build_sessions(rc, make)
+        else:
+            rs = make(rc)
         # the processes running items (-n; 1 without xdist): part of the engine speed's key (run.throughput)
         try:
-            rs.workers = max(1, int(getattr(config, "workerinput", {}).get("workercount") or getattr(config.option, "numprocesses", None) or 1))
+            workers = max(1, int(getattr(config, "workerinput", {}).get("workercount") or getattr(config.option, "numprocesses", None) or 1))
         except (TypeError, ValueError):
-            rs.workers = 1
+            workers = 1
+        for s in (rs, *rs.arms.values()):
+            s.workers = workers
         if not hasattr(config, "workerinput"):  # once per run: the controller (or the only process)
             from ..run.preflight import check_start
 
-            check_start(rs, config)
+            for s in (rs, *rs.arms.values()):
+                check_start(s, config)
+            if rs.arms:  # every arm must be asked the reference's samples: same token ids, same template
+                from ..run.arms import check_same_prompts
+
+                check_same_prompts(rs, rs.arms, rs.arm)
     except RulerUsageError as exc:  # its fix may quote outside text (an engine's exception, a path): escaped
         from ..outside_text import shown
 

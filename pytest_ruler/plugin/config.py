@@ -141,6 +141,9 @@ def build_config(config: Any) -> RulerConfig:
         raise RulerUsageError("--ruler-think-end", run["think_end"], "the end of the thinking must differ from its start (--ruler-think-start)")
     if run.get("baseline") is not None and not run["baseline"].is_file():
         raise RulerUsageError("--ruler-baseline", raw_value(config, "baseline"), "no such file; pass a JSON report written earlier with --ruler-report")
+    if run.get("noninferiority_margin") is not None and not run.get("arms") and run.get("baseline") is None:
+        raise RulerUsageError("--ruler-noninferiority-margin", raw_value(config, "noninferiority-margin"),
+                              "a margin compares something with a reference: add --ruler-arm (twice or more) or --ruler-baseline")
     _check_relative(run, config)
     tasks = _tasks(config, run["tasks"])
     run.update(

@@ -6,7 +6,9 @@ node id has a real root like any test file's, and ``-k niah_single_1``,
 ``-k 4096``, ``--lf``, ``--sw``, ``--deselect ruler::vt[4096-seed0]`` and
 JUnit XML work as users expect; the progress line reads ``ruler ..F.``. With ``--ruler-mapreduce`` each item
 has a twin ``ruler::niah_single_1[4096-seed0-mapreduce]`` that answers the same
-samples by chunked inference (``-k mapreduce`` selects the twins). Items are ordered length-major, so an
+samples by chunked inference (``-k mapreduce`` selects the twins). With ``--ruler-arm`` (run.arms) every
+item has one per arm, side by side, the arm last in its id: ``ruler::niah_single_1[4096-seed0-arm=cand]``
+(``-k cand`` selects an arm's items); each runs on its arm's session (``RulerSession.for_arm``). Items are ordered length-major, so an
 xdist worker's consecutive items share a prompt length; with ``--ruler-stop-when-decided`` the lengths
 come in the order that decides the gate soonest, and an item the verdict no longer needs is skipped
 as "not measured (decided without it)" (run.decided; ``DECIDER_KEY`` holds what it has seen). With
@@ -21,12 +23,13 @@ the verdict passes; an errored item still fails (it fails the verdict too). ``-x
 error, not at a measurement; ``--lf`` reruns errored items (and, after a failed verdict, the
 selection: plugin.verdict_report).
 
-Public names: ``DECIDER_KEY``, ``RulerItem``, ``RulerSuite``, ``make_items``, ``native_cells``, ``parse_item_name``,
+Public names: ``DECIDER_KEY``, ``RulerItem``, ``RulerSuite``, ``make_items``, ``native_cells``, ``parse_item_arm``, ``parse_item_name``,
 ``record_result`` (and, from :mod:`.keys`, ``SESSION_KEY`` and ``RESULT_ATTR``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 import traceback
@@ -41,7 +44,8 @@ from .keys import RESULT_ATTR, SESSION_KEY
 
 DECIDER_KEY = pytest.StashKey["Decider"]()  # --ruler-stop-when-decided: what the verdict still needs (run.decided)
 
-__all__ = ["DECIDER_KEY", "RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "native_cells", "parse_item_name", "record_result"]
+__all__ = ["DECIDER_KEY", "RESULT_ATTR", "SESSION_KEY", "RulerItem", "RulerItemFailure", "RulerSuite", "make_items", "native_cells",
+           "parse_item_arm", "parse_item_name", "record_result"]
 
 SUITE_NAME = "ruler"
 
@@ -55,7 +59,8 @@ def record_result(item: Any, result: ItemResult) -> None:
     results.append(result)
 
 
-_ITEM_NAME = re.compile(r"(?:^|::)(?P<task>[^:\[\]]+)\[(?P<length>\d+)-seed(?P<seed>\d+)(?P<mapreduce>-mapreduce)?\]$")
+_ITEM_NAME = re.compile(r"(?:^|::)(?P<task>[^:\[\]]+)\[(?P<length>\d+)-seed(?P<seed>\d+)(?P<mapreduce>-mapreduce)?"
+                        r"(?:-arm=(?P<arm>[A-Za-z0-9_.]+))?\]$")
 
 
 def parse_item_name(nodeid: str) -> tuple[str, int, int, str] | None:
@@ -68,6 +73,12 @@ def parse_item_name(nodeid: str) -> tuple[str, int, int, str] | None:
     if m is None or not nodeid.startswith(f"{SUITE_NAME}::"):
         return None
     return m["task"], int(m["length"]), int(m["seed"]), "mapreduce" if m["mapreduce"] else "native"
+
+
+def parse_item_arm(nodeid: str) -> str | None:
+    """The arm of a standard-suite item's node id (``...-arm=NAME]``), else None."""
+    m = _ITEM_NAME.search(nodeid)
+    return None if m is None else m["arm"]
 
 
 def native_cells(items: Any) -> list[tuple[str, int, int]]:
@@ -96,13 +107,13 @@ class RulerSuite(pytest.File):
 
 
 class RulerItem(pytest.Item):
-    def __init__(self, *, task: str, length: int, seed: int, mode: str = "native", **kwargs: Any):
+    def __init__(self, *, task: str, length: int, seed: int, mode: str = "native", arm: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.task, self.length, self.seed, self.mode = task, length, seed, mode
+        self.task, self.length, self.seed, self.mode, self.arm = task, length, seed, mode, arm
         self.add_marker(pytest.mark.ruler)
 
     def runtest(self) -> None:
-        session = self.config.stash[SESSION_KEY]
+        session = self.config.stash[SESSION_KEY].for_arm(self.arm)  # --ruler-arm: the arm's own session and engine
         decider = self.config.stash.get(DECIDER_KEY, None) if self.mode == "native" else None
         cell = (self.task, self.length, self.seed)
         if decider is not None:  # --ruler-stop-when-decided (run.decided): skipped when the verdict needs it not
@@ -125,6 +136,8 @@ class RulerItem(pytest.Item):
         except Exception as exc:  # an errored item is a failing item, with its one-line reason
             self._traceback = traceback.format_exc()
             result = session.errored_result(self.task, self.length, self.seed, self.mode, one_line(exc), time.perf_counter() - started)
+        if self.arm is not None:
+            result = dataclasses.replace(result, arm=self.arm)
         record_result(self, result)
         if decider is not None:
             decider.finished(cell, result)
@@ -133,6 +146,7 @@ class RulerItem(pytest.Item):
             ("ruler_length", self.length),
             ("ruler_seed", self.seed),
             ("ruler_mode", self.mode),
+            *((("ruler_arm", self.arm),) if self.arm is not None else ()),
             ("ruler_score", result.score),
             ("ruler_threshold", result.threshold),
         ]
@@ -177,15 +191,17 @@ def make_items(session: pytest.Session, rs: RulerSession) -> list[RulerItem]:
         session.config.stash[DECIDER_KEY] = Decider(plan, dynamic=not hasattr(session.config, "workerinput"))
     items = []
     recorded = rs.recording.items if c.replay is not None else None  # --ruler-replay: the recorded items only
+    arms: tuple[str | None, ...] = tuple(a.name for a in c.arms) if c.arms else (None,)
     for length in c.lengths:
         for task in c.tasks:
             for seed in c.seeds:
                 if recorded is not None and (task, length, seed) not in recorded:
                     continue
                 for mode, suffix in (("native", ""), ("mapreduce", "-mapreduce"))[: 2 if c.mapreduce else 1]:
-                    params = f"{length}-seed{seed}{suffix}"
-                    items.append(RulerItem.from_parent(suite, name=f"{task}[{params}]", task=task, length=length, seed=seed,
-                                                       mode=mode, **_structured_id(suite, task, params)))
+                    for arm in arms:  # --ruler-arm: one item per arm, next to each other (interleaved item by item)
+                        params = f"{length}-seed{seed}{suffix}" + (f"-arm={arm}" if arm is not None else "")
+                        items.append(RulerItem.from_parent(suite, name=f"{task}[{params}]", task=task, length=length, seed=seed,
+                                                           mode=mode, arm=arm, **_structured_id(suite, task, params)))
     if plan is not None:
         items.sort(key=lambda i: (plan.order(i.length), i.length))  # stable: tasks, seeds and modes keep their order
     # announce them as collected, as a file's collector would (the "collected N items" line)

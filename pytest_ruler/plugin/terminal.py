@@ -34,7 +34,7 @@ import pytest
 
 from ..engines.dtypes import dtype_line
 from ..errors import RulerUsageError
-from .items import SESSION_KEY, make_items, parse_item_name
+from .items import SESSION_KEY, make_items, parse_item_arm, parse_item_name
 from .plan import Plan
 from ..run.decided import plan_lines
 from ..lengths import format_length
@@ -77,6 +77,12 @@ def header_lines(rs: RulerSession) -> list[str]:
         lines.append(f"ruler: no chat template (RULER base prompts): prompt = <task prompt><answer prefix>; {_why_base(rs)}")
     lines += thinking_lines(c)
     lines += samples_lines(rs)  # --ruler-record / --ruler-replay: where the samples come from
+    if c.arms:  # --ruler-arm (run.arms): what each arm changes, and how they are compared
+        shown = "; ".join(f"{a.name}{' (reference)' if n == 0 else ''}: "
+                          f"{', '.join(f'{k}={v}' for k, v in a.overrides().items()) or 'the run as given'}" for n, a in enumerate(c.arms))
+        test = (f"non-inferiority margin {c.noninferiority_margin:g} points" if c.noninferiority_margin is not None
+                else "paired drop test (no --ruler-noninferiority-margin)")
+        lines.append(f"ruler: arms {shown}; each compared with the reference on the same samples: {test}")
     return lines
 
 
@@ -115,7 +121,7 @@ class RulerPlugin:
         from ..run.outcome import RunRecord
 
         self.config = config
-        self.run = RunRecord(self.rs, parse_item_name, controller=not self.is_worker)
+        self.run = RunRecord(self.rs, parse_item_name, controller=not self.is_worker, arm_of=parse_item_arm)
         self.outcome: Any = None  # run.outcome.Outcome, on the controller after pytest_sessionfinish
         self.plan: Plan | None = None  # the order this process runs its items in (after collection)
         self.failed_tests = 0  # failed test reports (setup, call or teardown), suite items included
@@ -162,7 +168,8 @@ class RulerPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> None:
-        if self.plan is not None and self.rs.config.batch_items > 1:
+        # with --ruler-arm each item has its arm's engine: no fetching ahead across items (run.arms)
+        if self.plan is not None and self.rs.config.batch_items > 1 and not self.rs.arms:
             self.rs.queue.ahead(self.plan.upcoming(self.config, item, nextitem))
 
     @pytest.hookimpl(optionalhook=True)

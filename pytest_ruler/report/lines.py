@@ -1,7 +1,8 @@
 """What the terminal shows after a run, as lines: one renderer for the terminal, the step summary and the rescue line.
 
     Report, Verdict ──lines(report, verdict, ci=, failures=, errors=, written=)──► [Line(text, colour, bold, section)]
-        the section, Table 3 per mode (its mode's table), one legend of the symbols those tables show
+        the section, Table 3 per mode (its mode's table; with --ruler-arm, the reference arm's, then one per other
+        arm: results.arms.arm_reports), one legend of the symbols those tables show
         (results.table.legend; none when they show none), their notes, the errored
         items, an incomplete run (also one stopped before any item finished: no table, the partial
         mark and the verdict, as the JSON has them), both effective lengths and the rescue line (with map-reduce),
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..lengths import format_length
+from ..results.arms import arm_reports
 from ..results.endpoints import endpoint_lines, endpoint_total, failover_notes
 from ..results.report import Report, as_report
 from ..results.table import format_text, legend, mode_table, skipped_notes, table_notes
@@ -119,11 +121,18 @@ def lines(report: Report, verdict: Any = None, *, ci: bool = False, failures: Se
     modes = report.modes
     grounding = _grounding(report) if "mapreduce" in modes else ""
     notes = []
+    arms = report.field("arms")
+    if arms:  # --ruler-arm: Table 3 per arm, the reference's first (results.arms)
+        out.append(Line(f"arm {arms.get('reference')} (the reference):", bold=True))
     for mode in modes:
         if mode == "mapreduce" or len(modes) > 1:  # a table of twins alone still says it is map-reduce
             out.append(Line("native:" if mode == "native" else f"map-reduce (LLM x MapReduce, chunked; {grounding}):", bold=True))
         out += [Line(text) for text in format_text(mode_table(report.mode(mode), ci))]
         notes += [(f"map-reduce: {n}" if mode == "mapreduce" else n) for n in table_notes(report, mode)]
+    for name, arm_report in arm_reports(arms, report) if arms else ():
+        for mode in arm_report.modes:
+            out.append(Line(f"arm {name}{'' if mode == 'native' else f' ({mode})'}:", bold=True))
+            out += [Line(text) for text in format_text(mode_table(arm_report.mode(mode), ci))]
     if "native" not in modes:
         notes += skipped_notes(report)
     key = legend(mode_table(report.mode(mode), ci) for mode in modes)  # once, under the last table

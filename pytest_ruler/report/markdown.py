@@ -34,6 +34,8 @@ from typing import Any
 
 from ..lengths import format_length
 from ..outside_text import escaped
+from .markdown_arms import arms_markdown
+from ..results.arms import arm_reports
 from ..results.cells import depth_cells
 from ..results.item import ItemResult
 from ..results.report import Report, as_report
@@ -288,6 +290,7 @@ def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path]
     if hay_warning:
         lines += [hay_warning, ""]
     lines += findings(report, verdict_lines)  # the verdict, the baseline, the failing cells: before Table 3
+    lines += arms_markdown(report.field("arms"))  # --ruler-arm: each arm against the reference arm
 
     modes = report.modes
     if not modes:
@@ -308,6 +311,9 @@ def markdown(report: Report | Mapping[str, Any], *, images: Sequence[str | Path]
         if notes:
             lines += notes + [""]
         lines += grounding_table
+    for name, arm_report in arm_reports(report.field("arms"), report):  # --ruler-arm: each other arm's Table 3
+        for mode in arm_report.modes:
+            lines += [f"## Arm {name}: {'effective context length' if mode == 'native' else 'map-reduce'}", "", *_table(arm_report, mode, ci), ""]
     if modes:
         thr = f" {threshold:g}" if threshold is not None else ""
         lines.append(

@@ -30,6 +30,7 @@ from importlib import resources
 from typing import Any
 
 from ..errors import RulerUsageError
+from .schema_arms import arms_schema
 from .schema_blocks import Node, arr, mapping, obj, opt, ref, t
 from .schema_replay import replay_fields
 from .schema_history import history_fields
@@ -182,6 +183,7 @@ def build_schema() -> dict[str, Any]:
         "length": t("integer", "Target length in tokens.", minimum=1),
         "seed": t("integer", "Seed.", minimum=0),
         "mode": t("string", "native (the whole prompt at once) or mapreduce (chunked inference).", enum=["native", "mapreduce"]),
+        "arm": t("string", "--ruler-arm: the arm that answered (absent without arms; see arms)."),
         "samples": count("Samples asked for."),
         "score": score("The item's score: the task's RULER metric over its samples, in points."),
         "threshold": score("The item's pass mark."),
@@ -248,6 +250,10 @@ def build_schema() -> dict[str, Any]:
         "effect": opt("number", "Paired: mean change per question, points."),
         "effect_ci": opt("array", "Paired: 95 % interval of effect.", items={"type": "number"}),
         "note": opt("string", "Why a cell was not paired."),
+        "margin": opt("number", "--ruler-noninferiority-margin, points (null: the drop test)."),
+        "noninferiority": opt("string", "With a margin: shown, refuted (it fails) or not shown."),
+        "p_shown": opt("number", "With a margin: Holm-adjusted p-value of 'worse than the baseline by the margin or more'."),
+        "p_refuted": opt("number", "With a margin: Holm-adjusted p-value of 'within the margin'."),
     })
 
     return {
@@ -275,6 +281,7 @@ def build_schema() -> dict[str, Any]:
             "baseline": obj("The comparison with --ruler-baseline.", {
                 "path": opt("string", "The baseline report's path."), "test": t("string", "The test asked for."),
                 "alpha": t("number", "Significance level."), "passed": opt("boolean", "No significant drop (null: not decided)."),
+                "margin": opt("number", "--ruler-noninferiority-margin: passed means non-inferiority shown in every cell."),
                 "comparisons": arr("One per cell both runs have.", ref("comparison")),
                 "reason": t("string", "Why it was not decided."),
                 "engine_differences": arr("How the baseline's engine differs from this run's.", {"type": "string"}),
@@ -313,6 +320,7 @@ def build_schema() -> dict[str, Any]:
                 "versions": mapping("Engine library versions.", {"type": ["string", "null"]}),
             }, extra=True, nullable=True),
             **replay_fields(),  # record, replay (report.schema_replay)
+            "arms": arms_schema(),
             "shard": obj("--ruler-shard=I/N: this report is one shard's (merge them with pytest-ruler merge).", {
                 "index": t("integer", "I.", minimum=1), "count": t("integer", "N.", minimum=1),
                 "suite": t("object", "The settings that chose the items (every shard must agree)."),

@@ -47,7 +47,12 @@ The statistics, in order:
    the p-values are adjusted over all compared cells: ``"holm"`` (default; Holm's
    step-down method, which controls the family-wise error rate like Bonferroni but is
    uniformly more powerful), ``"bonferroni"``, or ``"none"``.
-5. **Decision.** A cell is a significant drop when its adjusted p-value is below
+5. **Non-inferiority** (``margin``, ``--ruler-noninferiority-margin=D``): instead of "did it drop?",
+   "is it shown to score at least the baseline minus D points?": each paired cell's
+   :func:`pytest_ruler.results.noninferiority.noninferiority`, Holm over the paired cells; a cell is shown,
+   refuted (``significant``: it fails) or not shown (an unpaired cell too: the test needs the same
+   questions). The verdict (results.gate) passes only when every cell is shown.
+6. **Decision.** A cell is a significant drop when its adjusted p-value is below
    ``alpha`` *and* its score fell by at least ``min_drop`` points (``delta < 0`` and
    ``delta <= -min_drop``; ``min_drop`` lets users ignore drops that are real but too
    small to matter).
@@ -86,6 +91,7 @@ from typing import Any
 from ..errors import RulerUsageError
 from .report import Report
 from .saved import item_problem, read_report
+from .noninferiority import NOT_SHOWN, decide, noninferiority
 from .paired import paired_scores, question_scores
 from .stats import CORRECTIONS, TESTS, adjust, fisher_exact_less, paired_less, two_proportion_z_less
 
@@ -161,6 +167,12 @@ class Comparison:
     effect: float | None = None  # paired: mean change per question, points
     effect_ci: tuple[float, float] | None = None
     note: str | None = None
+    # --ruler-noninferiority-margin (results.noninferiority): the margin, points, and the cell's status
+    # (shown, refuted, not shown) with its Holm-adjusted p-values; None without a margin
+    margin: float | None = None
+    noninferiority: str | None = None
+    p_shown: float | None = None
+    p_refuted: float | None = None
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -255,6 +267,7 @@ def compare(
     min_drop: float = 0.0,
     correction: str = "holm",
     paired: bool = True,
+    margin: float | None = None,
 ) -> Comparisons:
     """Compare each (task, length, mode) cell of ``current_items`` with the baseline's.
 
@@ -298,12 +311,16 @@ def compare(
         raw.append((p, fallback, bx, cx, extra))
 
     adjusted = adjust([r[0] for r in raw], correction)
+    if margin is not None:  # non-inferiority instead of a drop: the cells' own statuses (results.noninferiority)
+        _noninferior(keys, base_q, cur_q, raw, float(margin), float(alpha), correction)
     out: list[Comparison] = []
     for key, (p, fallback, bx, cx, extra), adj in zip(keys, raw, adjusted):
         (bs, bn), (cs, cn) = base[key], cur[key]
         delta = cs - bs
         change = extra.get("effect", delta)  # paired: the change of the questions tested
         significant = adj < alpha and change < 0 and change <= -float(min_drop)
+        if margin is not None:  # a failure is a refuted non-inferiority, not a drop
+            significant = extra.get("noninferiority") == "refuted"
         out.append(Comparison(**{
             "task": key[0], "length": key[1], "mode": key[2],
             "baseline_score": bs, "current_score": cs, "baseline_n": bn, "current_n": cn,
@@ -314,6 +331,21 @@ def compare(
             "exact_fallback": fallback, "cells": len(keys), **extra,
         }))
     return Comparisons(out, not_compared)
+
+
+def _noninferior(keys: list[tuple[str, int, str]], base_q: Mapping[Any, Any], cur_q: Mapping[Any, Any], raw: list[Any],
+                 margin: float, alpha: float, correction: str) -> None:
+    """With a margin: each paired cell's non-inferiority test (Holm over the paired cells), into its
+    Comparison fields (``raw``'s extras); an unpaired cell is not shown (the test needs the same questions)."""
+    tests, where = [], []
+    for n, key in enumerate(keys):
+        b, c = paired_scores(base_q[key], cur_q[key]) if base_q.get(key) and cur_q.get(key) else ([], [])
+        raw[n][4].update(margin=margin, noninferiority=NOT_SHOWN)
+        if b:
+            tests.append(noninferiority(b, c, margin, alpha))
+            where.append(n)
+    for n, (status, p_shown, p_refuted) in zip(where, decide(tests, alpha, correction)):
+        raw[n][4].update(noninferiority=status, p_shown=p_shown, p_refuted=p_refuted)
 
 
 def _paired(base: Mapping[str, float] | None, cur: Mapping[str, float] | None) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..lengths import format_length
 from ..shard import unmerged
 from .aggregate import passes
+from .arms import arm_verdict
 from .baseline import compare
 from .budgets import budget_cause
 from .identity import engine_differences
@@ -158,7 +159,7 @@ def _one_gate(report: Report, mode: str, what: str, required: int, confidence: f
 def gate(report: Any, *, required: int | None = None, mapreduce_required: int | None = None,
          baseline: Any = None, baseline_path: str | None = None,
          alpha: float = 0.05, test: str = "two-proportion-z", confidence: float | None = None,
-         suite: Iterable[tuple[str, int, int, str]] | None = None) -> Verdict:
+         suite: Iterable[tuple[str, int, int, str]] | None = None, margin: float | None = None) -> Verdict:
     """The verdict on a report (see the module docstring): a ``Report`` or a report dict
     (``results.report.as_report``); its summary is the one computed from its items.
     ``baseline`` is an earlier report (see :func:`pytest_ruler.results.baseline.load_baseline`);
@@ -208,8 +209,14 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
             reasons.append(Reason("incomplete", FAILED, f"stopped{after}: the run measured only part of what was asked"))
     baseline_lines: list[str] = []
     if baseline is not None and report.items:
-        baseline_lines = _baseline(report, baseline, baseline_path, alpha, test, fields, reasons)
-    if not asked:  # every item's own mark decides
+        baseline_lines = _baseline(report, baseline, baseline_path, alpha, test, fields, reasons, margin)
+    arms = report.field("arms")
+    arm_detail: list[tuple[str, str]] = []
+    if arms:  # --ruler-arm: each arm against the reference arm decides (results.arms), not the items' marks
+        arm_reasons, arm_detail = arm_verdict(arms)
+        reasons += arm_reasons
+        gated = True
+    elif not asked:  # every item's own mark decides
         reasons += _items(report, relative, None if suite is None else set(suite))
     if not reasons:  # asked: the gates said it; not asked: nothing to judge, and nothing failed
         reasons.append(Reason("items", NOT_DECIDED if not asked else FAILED, "no RULER item produced a result: nothing was measured"))
@@ -217,7 +224,7 @@ def gate(report: Any, *, required: int | None = None, mapreduce_required: int | 
     if planned:  # --ruler-stop-when-decided (run.decided): say that the verdict rests on part of the table
         reasons.append(Reason("planned", NOTE, f"planned run (--ruler-stop-when-decided): {count(len(planned), 'item')} "
                                                "not measured (decided without them)"))
-    return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, baseline_lines)))
+    return Verdict(tuple(reasons), gated=gated, fields=fields, detail=tuple(gate_lines(fields, baseline_lines) + arm_detail))
 
 
 def _order(r: Any) -> tuple:
@@ -258,15 +265,19 @@ def _gate_cells(report: Report, mode: str, required: int) -> tuple[tuple[str, in
 
 
 def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: float, test: str,
-              fields: dict[str, Any], reasons: list[Reason]) -> list[str]:
+              fields: dict[str, Any], reasons: list[Reason], margin: float | None = None) -> list[str]:
     """Compare with the baseline: its entry into ``fields``, a reason per significant drop (or one
-    that none dropped); returns its detail lines."""
+    that none dropped; with a ``margin``, non-inferiority: ``_noninferiority``); returns its detail lines."""
     items = [r for r in report.items if r.error is None]  # an errored item has no score to compare
-    comparisons = compare(baseline, items, alpha=alpha, test=test)
+    comparisons = compare(baseline, items, alpha=alpha, test=test, margin=margin)
     passed, lines = summarize_regressions(comparisons)
     fields["baseline"] = {"path": baseline_path, "test": test, "alpha": alpha, "passed": passed,
-                          "comparisons": [asdict(x) for x in comparisons]}
+                          "comparisons": [_comparison(x) for x in comparisons]}
     name = Path(baseline_path).name if baseline_path else "the baseline"
+    if margin is not None:
+        fields["baseline"].update(margin=margin, passed=_noninferiority(comparisons, margin, name, reasons))
+        _identity(baseline, report, name, fields, reasons)
+        return lines
     drops = [c for c in comparisons if c.significant]
     for c in sorted(drops, key=lambda c: (c.mode, c.length, c.task)):
         reasons.append(Reason("baseline", FAILED, f"{cell_label(c.task, c.length, c.mode)} dropped {-c.delta:.1f} points "
@@ -275,13 +286,49 @@ def _baseline(report: Report, baseline: Any, baseline_path: str | None, alpha: f
         reasons.append(Reason("baseline", FAILED, f"a significant drop against {name}"))
     if passed:
         reasons.append(Reason("baseline", PASSED, f"no significant drop against {name} ({count(len(comparisons), 'cell')} compared)"))
+    _identity(baseline, report, name, fields, reasons)
+    return lines
+
+
+def _comparison(c: Any) -> dict[str, Any]:
+    """A comparison as the report stores it; without a margin, as before (no non-inferiority fields)."""
+    d = asdict(c)
+    if c.margin is None:
+        for key in ("margin", "noninferiority", "p_shown", "p_refuted"):
+            d.pop(key, None)
+    return d
+
+
+def _noninferiority(comparisons: Any, margin: float, name: str, reasons: list[Reason]) -> bool | None:
+    """--ruler-noninferiority-margin with a baseline: failed where refuted, not decided where not shown,
+    passed when every cell is shown (results.baseline.compare's statuses); True, False or None."""
+    def cells(status: str) -> tuple[tuple[str, int, str], ...]:
+        return tuple((c.task, c.length, c.mode) for c in comparisons if c.noninferiority == status)
+
+    refuted, open_ = cells("refuted"), cells("not shown")
+    if refuted:
+        reasons.append(Reason("baseline", FAILED, f"worse than {name} by more than {margin:g} points at {name_cells(refuted)} "
+                                                  f"(non-inferiority refuted, Holm over {count(len(comparisons), 'cell')})", refuted))
+    if open_:
+        reasons.append(Reason("baseline", NOT_DECIDED, f"non-inferiority to {name} (margin {margin:g} points) not shown at "
+                                                       f"{name_cells(open_)}: more samples would decide", open_))
+    if not comparisons:
+        reasons.append(Reason("baseline", NOT_DECIDED, f"no cell in common with {name}: non-inferiority not shown"))
+        return None
+    if not refuted and not open_:
+        reasons.append(Reason("baseline", PASSED, f"non-inferior to {name} (margin {margin:g} points) in "
+                                                  f"{count(len(comparisons), 'cell')}"))
+        return True
+    return False if refuted else None
+
+
+def _identity(baseline: Any, report: Report, name: str, fields: dict[str, Any], reasons: list[Reason]) -> None:
     old = baseline.field("engine") if isinstance(baseline, Report) else (baseline or {}).get("engine")
     differs = engine_differences(old, report.field("engine"))
     if differs:
         more = f" and {len(differs) - 4} more" if len(differs) > 4 else ""
         reasons.append(Reason("identity", NOTE, f"{name} was measured on another engine ({'; '.join(differs[:4])}{more})"))
         fields["baseline"]["engine_differences"] = differs
-    return lines
 
 
 def _p(p: float) -> str:

@@ -80,6 +80,7 @@ class ItemResult:
     endpoints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # what it cost (results.cost): {"prompt_tokens", "completion_tokens", "engine_seconds"}; {} when unknown
     cost: Mapping[str, Any] = field(default_factory=dict)
+    arm: str | None = None  # --ruler-arm: the arm that answered (run.arms); None without arms (not written)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -95,6 +96,8 @@ class ItemResult:
         d["thinking"] = dict(self.thinking)
         d["endpoints"] = {url: dict(rec) for url, rec in self.endpoints.items()}
         d["cost"] = dict(self.cost)
+        if self.arm is None:  # a run without arms writes its items as before
+            del d["arm"]
         if self.mode == "native":  # keep native items as they were
             del d["calls"], d["mapreduce"]
         return d
@@ -124,7 +127,8 @@ class ItemResult:
         passes that mark, or nothing (then no mark is quoted, so a message under
         ``assert result.score > 70`` never cites the run's global threshold).
         """
-        where = f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''})"
+        where = (f"{self.task} at {self.length} tokens (seed {self.seed}{', map-reduce' if self.mode == 'mapreduce' else ''}"
+                 f"{f', arm {self.arm}' if self.arm is not None else ''})")
         if self.error is not None:
             return f"{where}: ERROR: {self.error}"
         mark = ""

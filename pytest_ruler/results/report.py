@@ -369,6 +369,8 @@ def _item_dict(r: ItemResult) -> dict[str, Any]:
     item.update(_item_interval(r))
     if r.thinking:  # a thinking model's counts (results.budgets); absent for other models, as before
         item["thinking"] = d["thinking"]
+    if r.arm is not None:  # --ruler-arm: the arm that answered (absent without arms, as before)
+        item["arm"] = r.arm
     if r.mode == "mapreduce":  # per-call records: trace a failure to map, collapse or reduce
         item["mapreduce"] = d["mapreduce"]
         item["calls"] = d["calls"]

@@ -21,7 +21,13 @@ a failed reason: no verdict rests on missing evidence.
 
 Who decides what: with a gate (``--ruler-require-effective-length``, the map-reduce one) or a
 baseline, those decide (plus errors and completeness) and an item's own mark does not; without
-them, every item's mark does (under ``rel:F`` the marks resolved at the run's end).
+them, every item's mark does (under ``rel:F`` the marks resolved at the run's end). With arms
+(``--ruler-arm``; a report with ``arms``) each arm's comparison with the reference arm decides
+(results.arms.arm_verdict), with any gate or baseline, and the items' marks do not. Under
+``--ruler-noninferiority-margin`` (arms or baseline) a cell where the arm is shown worse than the
+reference by more than the margin fails the run (final), a cell where non-inferiority is not shown
+leaves it not decided (exit 2: more samples would decide; a lack of evidence is not passed), and
+the run passes only when non-inferiority is shown in every cell.
 
 Public names: ``Reason``, ``Verdict``, ``PASSED``, ``FAILED``, ``NOT_DECIDED``, ``NOTE``, ``NOT_MEASURED``, ``EXIT_STATUS``,
 ``cell_label``, ``count``, ``name_cells``.
@@ -55,7 +61,7 @@ def cell_label(task: str, length: int, mode: str = "native") -> str:
 @dataclass(frozen=True)
 class Reason:
     """One judged part of the verdict. ``kind``: gate, mapreduce_gate, baseline, identity, errors,
-    items, relative, incomplete, interrupted (a stop at the run's end), shard, dry_run, summary_hook, output,
+    items, relative, incomplete, interrupted (a stop at the run's end), shard, dry_run, summary_hook, output, arms,
     planned (a note: --ruler-stop-when-decided left items not measured). ``final``: a failure the rest
     of the run cannot undo (an errored item; an item below its mark when items decide)."""
 

@@ -7,7 +7,9 @@
         1. the report: Report.of_results over every result, with the run's fields (results.report)
         2. the verdict (results.gate ──► results.verdict.Verdict): the required lengths, the baseline
            (results.baseline.load_baseline), errors and completeness; without a gate or a baseline the
-           items' own marks (under rel:F resolved at the end; in a shard run at merge)
+           items' own marks (under rel:F resolved at the end; in a shard run at merge). With --ruler-arm
+           (run.arms) the report's items are the reference arm's, each other arm is compared with them
+           (results.arms: the report's ``arms``, reasons of kind "arms"), and the arms decide instead of the marks
         3. the user's own gates (a summary hook: pytest_ruler_summary) and end-of-run errors: more
            failed reasons of the same verdict; then the verdict is settled: ``settle()`` names a stop
            request (Ctrl-C, SIGTERM) held since the last item finished (plugin.run_end), and a stopped
@@ -115,9 +117,12 @@ class RunRecord:
     """The record of one run (see the module docstring); ``controller`` is false on an xdist worker,
     which only hands its results on."""
 
-    def __init__(self, session: RecordSession, cell_of: Callable[[str], Cell | None], *, controller: bool = True):
+    def __init__(self, session: RecordSession, cell_of: Callable[[str], Cell | None], *, controller: bool = True,
+                 arm_of: Callable[[str], str | None] | None = None):
         self.session = session
         self.cell_of = cell_of
+        self.arm_of = arm_of  # --ruler-arm: a node id's arm (run.arms)
+        self._arms: Any = None  # results.arms.ArmsOutcome, made with the report
         self.controller = controller
         self.results: list[ItemResult] = []
         self.expected: dict[str, Cell] = {}  # node id -> cell of every selected standard-suite item
@@ -167,7 +172,9 @@ class RunRecord:
         if cell is None or nodeid in self.finished:
             return
         task, length, seed, mode = cell
-        self.results.append(self.session.errored_result(task, length, seed, mode, (reason or "the item failed without a result")[:300]))
+        result = self.session.errored_result(task, length, seed, mode, (reason or "the item failed without a result")[:300])
+        arm = self.arm_of(nodeid) if self.arm_of is not None else None
+        self.results.append(replace(result, arm=arm) if arm is not None else result)
         self.suite_cells.add((task, length, seed, mode))
         self.finished.add(nodeid)
 
@@ -249,7 +256,13 @@ class RunRecord:
             fields["mrcr"] = mrcr
         fields["interrupted"] = self.interrupted
         fields["skipped"] = sorted(self.skipped, key=lambda s: (s["mode"], s["length"], s["task"], s["seed"]))
-        report = Report.of_results(self.results, threshold=c.threshold, task_thresholds=dict(c.task_thresholds),
+        results = self.results
+        if getattr(rs, "arms", None):  # --ruler-arm: the report's items and Table 3 are the reference arm's; the others go to ``arms``
+            results = [r for r in self.results if r.arm in (None, rs.arm)]
+            self._arms = attempt("arms", lambda: self._compare_arms())
+            if self._arms is not None:
+                fields["arms"] = self._arms.section
+        report = Report.of_results(results, threshold=c.threshold, task_thresholds=dict(c.task_thresholds),
                                    model=c.model, backend=rs.backend,
                                    tokenizer=attempt("tokenizer", lambda: rs.tokenizer.name) or str(c.tokenizer or c.model),
                                    haystack_corpus=self._haystack_corpus(), complete=complete, **fields)
@@ -278,9 +291,28 @@ class RunRecord:
             from ..results.baseline import load_baseline
 
             baseline = load_baseline(c.baseline)
-        return gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
-                    baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
-                    test=c.baseline_test, confidence=c.gate_confidence, suite=self.suite_cells)
+        verdict = gate(report, required=c.required_effective_length, mapreduce_required=c.required_mapreduce_effective_length,
+                       baseline=baseline, baseline_path=str(c.baseline) if c.baseline else None, alpha=c.baseline_alpha,
+                       test=c.baseline_test, confidence=c.gate_confidence, suite=self.suite_cells, margin=c.noninferiority_margin)
+        if getattr(self.session, "arms", None) and self._arms is None:  # gate judged the report's arms (results.arms.arm_verdict)
+            reasons = tuple(r for r in verdict.reasons if r.kind != "items")  # the arms decide, not the items' marks
+            return replace(verdict, gated=True, reasons=reasons + (Reason("arms", FAILED, "the arms could not be compared"),))
+        return verdict
+
+    def _compare_arms(self) -> Any:
+        from ..results.arms import compare_arms
+
+        rs, c = self.session, self.session.config
+        by_arm: dict[str, list[ItemResult]] = {name: [] for name in rs.arms}
+        for r in self.results:
+            if r.arm in by_arm:
+                by_arm[r.arm].append(r)
+        reference = [r for r in self.results if r.arm in (None, rs.arm)]
+        sessions = {rs.arm: rs, **rs.arms}
+        settings = {a.name: a.overrides() for a in c.arms or ()}
+        engines = {name: _engine_or_none(s) for name, s in sessions.items()}
+        return compare_arms(reference, by_arm, reference_name=str(rs.arm), margin=c.noninferiority_margin,
+                            alpha=c.baseline_alpha, settings=settings, engines=engines)
 
 
 def _stopped_text(stopped: str, report: Report) -> str:
@@ -295,6 +327,13 @@ def _samples_fields(session: Any) -> dict[str, Any]:
     from .replay import report_fields
 
     return report_fields(session)
+
+
+def _engine_or_none(session: RecordSession) -> Any:
+    try:
+        return session.engine_record()
+    except Exception:  # an engine that cannot describe itself without loading: the items said why
+        return None
 
 
 def _provenance(rootpath: Path | None) -> dict[str, Any]:

@@ -18,6 +18,9 @@ item's engine calls carry the batches of the items after it, up to
 ``shared`` (samples a native item leaves for its map-reduce twin, ``batching``). An item's samples
 come from ``item_samples``: generated (and, with --ruler-record, written by ``recorder``; ``item_done``
 puts an item's file in place), or read back from ``recording`` with --ruler-replay (``run.replay``).
+``shared`` (samples a native item leaves for its map-reduce twin, ``batching``). With ``--ruler-arm``
+(``run.arms``) the reference arm's session is the run's, ``arm`` names it, and ``arms`` holds each
+other arm's own session (its engine, its cache identity); ``for_arm(name)`` picks one.
 
 The engine is built lazily, on the first cache miss: a rerun served entirely
 from the cache never loads the model. The cache key needs the engine's
@@ -125,6 +128,9 @@ class RulerSession:
     _recorder: Any = field(default=None, repr=False)  # --ruler-record: run.recording.Recorder, built on first use
     _recording: Any = field(default=None, repr=False)  # --ruler-replay: run.recording.Recording, read on first use
     replay_checked: int | None = None  # samples the start-up check re-tokenized (run.replay)
+    # --ruler-arm (run.arms): this session's arm (None: no arms), and on the reference arm's session the other arms' sessions
+    arm: str | None = None
+    arms: dict[str, "RulerSession"] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._terminal = terminal_stream()  # now, before pytest captures stderr
@@ -132,6 +138,12 @@ class RulerSession:
             from ..data.registry import given_paths
 
             self.data_given = given_paths(self.config)
+
+    def for_arm(self, name: str | None) -> "RulerSession":
+        """The session of arm ``name`` (this one for the reference arm, or when there are no arms)."""
+        if name is None or name == self.arm:
+            return self
+        return self.arms[name]
 
     # ---- lazily built parts -------------------------------------------------
     @property
@@ -430,6 +442,8 @@ class RulerSession:
         return self.context_limit or int(self.engine.max_context)
 
     def close(self) -> None:
+        for other in self.arms.values():
+            other.close()
         if self._engine is not None:
             try:
                 self._engine.close()

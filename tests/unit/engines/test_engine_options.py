@@ -163,7 +163,7 @@ def test_with_backend_auto_options_for_another_engine_are_dropped():
 def test_every_builtin_engine_declares_its_options():
     assert set(declared_options("vllm")) >= {"tensor_parallel_size", "rope_scaling", "engine_args", "kv_cache_gib", "skip_special_tokens"}
     assert set(declared_options("openai")) == {"concurrency", "timeout", "max_retries", "retry_backoff", "endpoint", "prompt_format", "max_context", "extra_body", "affinity"}
-    assert set(declared_options("hf")) == {"batch_size", "threads", "revision"}
+    assert set(declared_options("hf")) == {"batch_size", "threads", "revision", "hf_overrides"}
     assert set(declared_options("scripted")) == {"mode", "max_context", "crash_after", "delay", "think_tokens", "blind_above", "fail_load"}
     for backend in ("vllm", "openai", "hf", "scripted"):
         for option in declared_options(backend).values():
