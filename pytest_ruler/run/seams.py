@@ -153,6 +153,8 @@ class RecordSession(Prompting, ClockSession, Protocol):
 
     position: str
     warnings: list[str]
+    arm: str | None  # --ruler-arm: this session's arm (run.arms)
+    arms: Mapping[str, Any]  # on the reference arm's session: the other arms' sessions
 
     def engine_record(self) -> dict[str, Any] | None: ...
 

@@ -125,8 +125,9 @@ def test_loading_the_tokenizer_module_loads_a_handful_of_ours_and_no_family():
     """Before the model-source part, this import loaded 21 of our modules: every family,
     the registry and the RULERv2 pack, through ``tasks/__init__``."""
     ours = _loaded_by("from pytest_ruler.tasks.tokenizer import load_tokenizer")
-    allowed = {"pytest_ruler", "pytest_ruler.errors", "pytest_ruler.folders", "pytest_ruler.tasks", "pytest_ruler.tasks.tokenizer"}
-    assert len(ours) <= 10, ours
+    allowed = {"pytest_ruler", "pytest_ruler.errors", "pytest_ruler.folders", "pytest_ruler.lazy", "pytest_ruler.tasks",
+               "pytest_ruler.tasks.tokenizer"}
+    assert len(ours) <= 11, ours  # 10, and pytest_ruler.lazy (tasks/__init__ exports its names through it)
     assert all(m in allowed or m.startswith("pytest_ruler.models") for m in ours), ours
 
 def test_the_models_part_imports_nothing_heavy():
