@@ -1,30 +1,25 @@
 """The run's state, without pytest types: what an item needs, built lazily.
 
-``RulerSession`` holds the configuration and builds, on first use, the
-tokenizer, the chat frame, the generation context, the engine and the
-prediction cache. ``complete(requests)`` answers requests with the answer after any thinking
-(``run.reasoning``: the split, the outcome, --ruler-think-budget's two calls) over ``complete_raw``,
-which answers from the cache where it can and from the engine otherwise, storing each answer as it arrives; an
-engine call shows its ``progress`` (a bar on a terminal, else a line through
-``say`` at least every ``progress_interval`` seconds; ``generating`` does the same while an
-item's samples are generated), headed by ``position``
-(where the run is, set by the plugin); the engine's ``on_progress`` gets
-``Progress.working`` for the call, to report work inside a batch, and its
-``on_wait`` the session's ``say``. The work of an item (generate, complete, grade, build the result) is in
-``runner``; ``run_item`` and ``run_mapreduce_item`` hand off to it. Work shared
-between items sits in two named fields: ``queue`` (``run.queue.EngineQueue``: an
-item's engine calls carry the batches of the items after it, up to
-``--ruler-batch-items`` items; the plugin tells it which items come next) and
-``shared`` (samples a native item leaves for its map-reduce twin, ``batching``). An item's samples
-come from ``item_samples``: generated (and, with --ruler-record, written by ``recorder``; ``item_done``
-puts an item's file in place), or read back from ``recording`` with --ruler-replay (``run.replay``).
-``shared`` (samples a native item leaves for its map-reduce twin, ``batching``). With ``--ruler-arm``
-(``run.arms``) the reference arm's session is the run's, ``arm`` names it, and ``arms`` holds each
-other arm's own session (its engine, its cache identity); ``for_arm(name)`` picks one.
+``RulerSession`` holds the configuration and builds, on first use, the tokenizer, the chat frame, the
+generation context, the engine and the prediction cache. ``complete(requests)`` answers requests with
+the answer after any thinking (``run.reasoning``: the split, the outcome, --ruler-think-budget's two
+calls) over ``complete_raw``, which answers from the cache where it can and from the engine otherwise,
+storing each answer as it arrives; an engine call shows its ``progress`` (a bar on a terminal, else a
+line through ``say`` at least every ``progress_interval`` seconds; ``generating`` does the same while
+an item's samples are generated), headed by ``position`` (where the run is, set by the plugin); the
+engine's ``on_progress`` gets ``Progress.working`` for the call, its ``on_wait`` the session's ``say``.
+The work of an item (generate, complete, grade, build the result) is in ``runner``; ``run_item`` and
+``run_mapreduce_item`` hand off to it. Work shared between items sits in two named fields: ``queue``
+(``run.queue.EngineQueue``: an item's engine calls carry the batches of the items after it, up to
+``--ruler-batch-items`` items) and ``shared`` (samples a native item leaves for its map-reduce twin,
+``batching``). An item's samples come from ``item_samples``: generated (with --ruler-record, written
+by ``recorder``; ``item_done`` puts an item's file in place), or read back from ``recording`` with
+--ruler-replay (``run.replay``). With ``--ruler-arm`` (``run.arms``) the reference arm's session is the
+run's, ``arm`` names it, and ``arms`` holds each other arm's own session (its engine, its cache
+identity); ``for_arm(name)`` picks one.
 
-The engine is built lazily, on the first cache miss: a rerun served entirely
-from the cache never loads the model. The cache key needs the engine's
-identity (``identity``: ``engines.registry.engine_identity``, its back end's name and class
+The engine is built lazily, on the first cache miss: a rerun served entirely from the cache never
+loads the model. The cache key needs the engine's identity (``identity``: ``engines.registry.engine_identity``, its back end's name and class
 included), which engines that can describe themselves give without loading.
 ``known_identity()`` is what this process knows of it without loading the engine (an xdist
 controller adopts a worker's with ``adopt_identity``); ``engine_record()`` is the report's
@@ -33,10 +28,9 @@ versions of ``report.provenance``).
 An engine that fails to load fails once: the first item says why, every later
 item fails at once with one line pointing at it (no reload per item).
 
-An engine's error text is outside text (an exception quoting a model name, a path, a
-server's body): ``one_line`` and every ``Completion.error`` that ``complete`` hands
-on go through :func:`~pytest_ruler.outside_text.shown` (controls escaped, the key
-scrubbed), so no item message, reason or report line carries a raw control sequence.
+An engine's error text is outside text (an exception quoting a model name, a path, a server's body):
+``one_line`` and every ``Completion.error`` that ``complete`` hands on go through
+:func:`~pytest_ruler.outside_text.shown` (controls escaped, the key scrubbed).
 
 Its consumers name the part of it they use (``run.seams``: the runner's ``ItemSession``, the
 preflight's ``StartSession``, the record's ``RecordSession``, the clock's ``ClockSession``); the
