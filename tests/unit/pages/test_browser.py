@@ -1,4 +1,4 @@
-"""The per-run page in a real browser: headless Chromium (Debian's ``chromium``, which ``.ci/run``
+"""The per-run page and the history trend page in a real browser: headless Chromium (Debian's ``chromium``, which ``.ci/run``
 installs) opens it from a file with the network off, runs its script, and this test reads what it
 left: the DOM after the scripts ran (``--dump-dom``), the console (``--enable-logging=stderr``: an
 uncaught error or a blocked load is a ``CONSOLE`` line), and a screenshot (``--screenshot``).
@@ -79,3 +79,28 @@ def test_without_chromium_ci_fails_and_a_developer_skips(monkeypatch, ci, outcom
     with pytest.raises(Failed if outcome == "fail" else Skipped) as info:
         browser.chromium()
     assert "apt-get install -y chromium" in str(info.value)
+
+
+@pytest.mark.slow
+def test_the_trend_page_in_headless_chromium(tmp_path):
+    """The history folder's trend page (``pytest-ruler history DIR --html OUT``): three runs of one
+    model, opened in Chromium: no console error, the charts (effective length, Total per length, the
+    heat maps) are SVG elements in the DOM, and each run is a row of the runs table."""
+    from pytest_ruler.history.page import history_page
+    from pytest_ruler.history.store import add_run, read_runs
+
+    report = load_report(REAL)
+    for label in ("v1", "v2", "v3"):
+        add_run(tmp_path / "history", report, label=label)
+    runs, skipped = read_runs(tmp_path / "history")
+    assert len(runs) == 3 and skipped == []
+    out = tmp_path / "trend.html"
+    out.write_text(history_page(runs, tmp_path / "history", out), encoding="utf-8")
+
+    dom, stderr = open_page(out, tmp_path)
+    assert console_errors(stderr) == []
+    assert len(re.findall(r"<svg\b", dom)) >= 3
+    assert all(f">{label}<" in dom or f">{label} " in dom for label in ("v1", "v2", "v3")), dom[-3000:]
+    shot = tmp_path / "trend.png"
+    open_page(out, tmp_path, screenshot=shot)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
