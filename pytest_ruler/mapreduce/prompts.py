@@ -105,7 +105,7 @@ FEW_SHOT_EXAMPLES = {
     "retrieve": (
         "The ferry left the harbour before dawn and the gulls followed it past the breakwater. One of the special "
         "magic {kind} for calm-river is: {v1}. By noon the fog had lifted and the coast was clear again.",
-        "What are all the special magic {kind} for calm-river mentioned in the provided text?",
+        "What is the special magic {kind1} for calm-river mentioned in the provided text?",
     ),
     "union": (
         "The market opened late because of the rain. One of the special magic {kind} for calm-river is: {v1}. "
