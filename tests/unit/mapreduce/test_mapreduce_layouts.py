@@ -137,3 +137,15 @@ def test_the_grounding_label_names_the_layout():
     assert "map layout" not in grounding_label({"grounding": "literal"})  # an old report without a config
     both = grounding_summary([few, {**few, "config": {"layout": "question-last"}}])
     assert "map layout: few-shot (" in both and " / question-last (" in both
+
+
+def test_the_markdown_report_names_the_layout_that_ran():
+    from pytest_ruler.report.markdown import markdown
+    from tests.unit.report.test_render import _report, _result
+
+    mr = {"grounding": "literal", "strategy": "retrieve", "config": {"layout": "few-shot"},
+          "compliance": {"map": {"records": 4, "four_fields": 2, "confidence": 3, "parse_failures": 1}}}
+    results = [_result("niah_single_1", 4096, 0, 100.0), _result("niah_single_1", 4096, 0, 100.0, "mapreduce", mapreduce=mr)]
+    md = markdown(_report(results=results))
+    head = next(line for line in md.splitlines() if line.startswith("**Map-reduce grounding"))
+    assert "map layout: few-shot (one filled record for a made-up part before the chunk)" in head
