@@ -262,8 +262,10 @@ _OPTIONS: tuple[Option, ...] = (
            metavar="LEN", target="mapreduce", key="window", group="mapreduce"),
     Option("mapreduce-no-verify", "keep values a chunk's answer claims even when they are not in that chunk's text "
            "(by default they are dropped: a filter against made-up values)", parse_not_flag, flag=True, target="mapreduce", key="verify", group="mapreduce"),
-    Option("mapreduce-layout", "order of the map prompt's parts: question-last, example-first or format-last",
-           default="question-last", metavar="NAME", target="mapreduce", key="layout", group="mapreduce"),
+    Option("mapreduce-layout", "the map prompt's layout: few-shot (one filled record for a made-up part before the chunk), "
+           "question-last, example-first or format-last; auto: few-shot for base prompts, question-last for chat prompts",
+           choice("auto", "few-shot", "question-last", "example-first", "format-last"), "auto", metavar="NAME",
+           target="mapreduce", key="layout", group="mapreduce"),
     Option("mapreduce-parallel", "requests per engine call (default: every call of a stage at once)", integer(1),
            metavar="N", target="mapreduce", key="parallel", group="mapreduce"),
     # thinking models (run.reasoning, engines.thinking)

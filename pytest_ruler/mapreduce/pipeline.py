@@ -4,7 +4,8 @@ Data flow (one ``MapReducer.run(documents)`` call)::
 
     Document(instruction, context, question, answer_prefix, strategy, hints)
       ──chunk_text(context, chunk budget)──► chunks (each map prompt verified to fit the window)
-      ──map (prompt layout: MapReduceConfig.layout, one of MAP_LAYOUTS): one request per chunk,
+      ──map (prompt layout: MapReduceConfig.layout, one of MAP_LAYOUTS; "auto" = resolve_layout:
+         few-shot for base prompts, AUTO_LAYOUTS["chat"] for chat prompts): one request per chunk,
          ALL chunks of ALL documents in one complete() call──►
          parse_record (lenient; protocol compliance tallied per stage in Outcome.compliance)
          ──strategy.check (grounding "literal": claims not in the chunk's text dropped)──► records
@@ -27,7 +28,7 @@ a smaller budget; a configuration whose fixed prompt text alone leaves no room
 for a chunk is a usage error naming the option.
 
 Public names: ``MapReduceConfig``, ``Document``, ``CallRecord``, ``Outcome``,
-``MapReducer``, ``compliance_total``; the prompt texts (``MAP_PROMPT``, ``MAP_LAYOUTS``,
+``MapReducer``, ``compliance_total``, ``resolve_layout``, ``AUTO_LAYOUTS``; the prompt texts (``MAP_PROMPT``, ``MAP_LAYOUTS``,
 ``COLLAPSE_PROMPT``, ``REDUCE_PROMPT``) live in ``prompts`` and are re-exported here.
 
 The pipeline gets a ``Document``: context, instruction, question, answer prefix and the
@@ -39,16 +40,16 @@ the model claimed).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from ..engines.base import Completion, EndpointCall, GenerationRequest, endpoint_calls
 from ..errors import RulerUsageError
 from ..options import spec_default
 from .chunking import Chunk, chunk_text
-from .prompts import CALIBRATION, COLLAPSE_PROMPT, FORMAT, MAP_LAYOUTS, MAP_PROMPT, RECORD_PREFIX, REDUCE_PROMPT
+from .prompts import CALIBRATION, COLLAPSE_PROMPT, FEW_SHOT_EXAMPLES, FORMAT, MAP_LAYOUTS, MAP_PROMPT, RECORD_PREFIX, REDUCE_PROMPT
 from .protocol import NO_INFORMATION, Record, format_record, parse_record
-from .strategies import Strategy
+from .strategies import STRATEGIES, Strategy
 
 __all__ = [
     "COLLAPSE_PROMPT",
@@ -60,8 +61,21 @@ __all__ = [
     "MapReducer",
     "Outcome",
     "REDUCE_PROMPT",
+    "AUTO_LAYOUTS",
     "compliance_total",
+    "resolve_layout",
 ]
+
+#: ``layout="auto"`` (the default): few-shot for base prompts (no chat template), this for chat prompts
+AUTO_LAYOUTS = {"base": "few-shot", "chat": "question-last"}
+
+
+def resolve_layout(layout: str, frame: Any) -> str:
+    """The map layout that runs: ``layout`` itself, or for ``auto`` the one ``AUTO_LAYOUTS`` picks for
+    the prompt frame (base: the frame adds nothing around the prompt; chat: a chat template)."""
+    if layout != "auto":
+        return layout
+    return AUTO_LAYOUTS["base" if getattr(frame, "name", "base") == "base" else "chat"]
 
 @dataclass(frozen=True)
 class MapReduceConfig:
@@ -77,7 +91,7 @@ class MapReduceConfig:
     record_tokens: int = 128  # max tokens of a map or collapse record (no option)
     verify: bool = spec_default("mapreduce-no-verify")  # grounding "literal": drop claimed values not in their chunk's text (hallucination filter); False: "none"
     calibration: bool = True  # state the confidence principles with an example per level in map prompts (no option)
-    layout: str = spec_default("mapreduce-layout")  # map prompt layout, one of MAP_LAYOUTS
+    layout: str = spec_default("mapreduce-layout")  # map prompt layout, one of MAP_LAYOUTS, or "auto" (resolve_layout)
 
     def validate(self) -> "MapReduceConfig":
         for name, value, low in (
@@ -92,8 +106,8 @@ class MapReduceConfig:
             raise RulerUsageError("--ruler-mapreduce-overlap", self.overlap, f"keep the overlap under half the chunk ({self.chunk_tokens // 2} tokens)")
         if self.parallel is not None and (not isinstance(self.parallel, int) or self.parallel < 1):
             raise RulerUsageError("mapreduce parallel", self.parallel, "give a number of requests >= 1, or None for a whole stage at once")
-        if self.layout not in MAP_LAYOUTS:
-            raise RulerUsageError("mapreduce layout", self.layout, f"choose one of {', '.join(MAP_LAYOUTS)}")
+        if self.layout != "auto" and self.layout not in MAP_LAYOUTS:
+            raise RulerUsageError("--ruler-mapreduce-layout", self.layout, f"choose auto or one of {', '.join(MAP_LAYOUTS)}")
         if self.window is not None and (not isinstance(self.window, int) or self.window < 64):
             raise RulerUsageError("--ruler-mapreduce-window", self.window, "give a window of at least 64 tokens (default: the engine's context)")
         return self
@@ -197,7 +211,8 @@ class MapReducer:
         self.complete = complete
         self.tok = tokenizer
         self.frame = frame
-        self.config = config.validate()
+        # the layout that runs ("auto" resolved for this frame): what the report's config records
+        self.config = replace(config.validate(), layout=resolve_layout(config.layout, frame))
         self.window = min(window, config.window) if config.window else window
 
     # ---- prompts -------------------------------------------------------------
@@ -214,6 +229,8 @@ class MapReducer:
         levels = {k: v.format_map(_Hints(h)) for k, v in doc.strategy.levels.items()}
         calibration = CALIBRATION.format_map(_Hints({**levels, **h})) if self.config.calibration else ""
         fmt = FORMAT.format(guide_short=doc.strategy.short.format_map(_Hints(h)), example=doc.strategy.example.format_map(_Hints(h)))
+        # few-shot: a made-up part, its question and its record, fixed text (a family's own strategy gets the facts one)
+        shot = doc.strategy.name if STRATEGIES.get(doc.strategy.name) is doc.strategy else "facts"
         user = MAP_LAYOUTS[self.config.layout].format(
             instruction=doc.instruction.strip(),
             i=i + 1,
@@ -223,6 +240,9 @@ class MapReducer:
             question=doc.question.strip(),
             guide=doc.strategy.guide.format_map(_Hints(h)),
             format=fmt,
+            example_chunk=FEW_SHOT_EXAMPLES[shot][0].format_map(_Hints(h)),
+            example_question=FEW_SHOT_EXAMPLES[shot][1].format_map(_Hints(h)),
+            example_record=STRATEGIES[shot].example.format_map(_Hints(h)),
         )
         return self._request(user, RECORD_PREFIX, self.config.record_tokens)
 

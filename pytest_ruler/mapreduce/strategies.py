@@ -45,6 +45,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .prompts import LAYOUT_NOTES
 from .protocol import NO_INFORMATION, Record
 
 __all__ = ["ANSWERED_BY", "GROUNDING", "STRATEGIES", "Strategy", "grounding_label", "grounding_mode", "grounding_summary", "retrieve_hints", "strategy_for"]
@@ -352,6 +353,13 @@ def _answered(strategies: Iterable[str]) -> str:
     return "; ".join(f"{ANSWERED_BY[s]} ({s})" for s in dict.fromkeys(strategies) if s in ANSWERED_BY)
 
 
+def _layouts(layouts: Iterable[str]) -> str:
+    names = [n for n in dict.fromkeys(layouts) if n]
+    if not names:
+        return ""
+    return "; map layout: " + " / ".join(f"{n} ({LAYOUT_NOTES[n]})" if n in LAYOUT_NOTES else n for n in names)
+
+
 def grounding_label(mapreduce: Mapping[str, Any] | None) -> str:
     """How a map-reduce result was obtained, for every place a user reads it.
 
@@ -359,8 +367,8 @@ def grounding_label(mapreduce: Mapping[str, Any] | None) -> str:
     grounding mode and what code did to the model's records, who chose the final answer
     (from the strategy that ran: the model's reduce, or code for union/chain/count), and
     the protocol compliance when known, e.g. ``grounding: literal (hallucination filter:
-    ...); the model's reduce chose which value answers the question (retrieve); map
-    records with all four fields 3/24, with a confidence 3/24``. An errored twin
+    ...); the model's reduce chose which value answers the question (retrieve); map layout:
+    few-shot (...); map records with all four fields 3/24, with a confidence 3/24``. An errored twin
     (nothing recorded) says it did not run, never that generator metadata was used.
     """
     mr = dict(mapreduce or {})
@@ -369,6 +377,7 @@ def grounding_label(mapreduce: Mapping[str, Any] | None) -> str:
     answered = _answered([str(mr["strategy"])] if mr.get("strategy") else [])
     if answered:
         label += f"; {answered}"
+    label += _layouts([str((mr.get("config") or {}).get("layout") or "")])
     comp = (mr.get("compliance") or {}).get("map")
     if comp and comp.get("records"):
         n = comp["records"]
@@ -381,6 +390,7 @@ def grounding_summary(mapreduce_dicts: Iterable[Mapping[str, Any] | None]) -> st
     mode(s) and their map records' protocol compliance summed, in ``grounding_label``'s words."""
     modes: list[str] = []
     strategies: list[str] = []
+    layouts: list[str] = []
     total = {"records": 0, "four_fields": 0, "confidence": 0, "parse_failures": 0}
     for mr in mapreduce_dicts:
         mr = dict(mr or {})
@@ -389,6 +399,7 @@ def grounding_summary(mapreduce_dicts: Iterable[Mapping[str, Any] | None]) -> st
             modes.append(mode)
         if mr.get("strategy"):
             strategies.append(str(mr["strategy"]))
+        layouts.append(str((mr.get("config") or {}).get("layout") or ""))
         for k, v in ((mr.get("compliance") or {}).get("map") or {}).items():
             total[k] = total.get(k, 0) + int(v)
     if not modes:
@@ -397,6 +408,7 @@ def grounding_summary(mapreduce_dicts: Iterable[Mapping[str, Any] | None]) -> st
     answered = _answered(strategies)
     if answered:
         text += f"; {answered}"
+    text += _layouts(layouts)
     if total["records"]:
         n = total["records"]
         text += f"; map records with all four fields {total['four_fields']}/{n}, with a confidence {total['confidence']}/{n}"

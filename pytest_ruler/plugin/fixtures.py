@@ -92,7 +92,7 @@ class MapReduceRunner(RulerRunner):
     ``overlap``, ``window``, ``max_rounds`` (the collapse bound), ``parallel``
     (requests per engine call), ``verify`` (grounding: True = ``literal`` hallucination
     filter, False = ``none``), ``calibration``, ``record_tokens``, ``layout`` (map prompt
-    layout, one of ``mapreduce.pipeline.MAP_LAYOUTS``).
+    layout, one of ``mapreduce.pipeline.MAP_LAYOUTS``, or ``auto``: few-shot for base prompts).
     """
 
     def _config(self, options: dict[str, Any]) -> Any:

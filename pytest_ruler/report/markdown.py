@@ -127,7 +127,8 @@ def _grounding_lines(report: Report) -> tuple[list[str], list[str]]:
     if not its:
         return [], []
     def key(mr: Mapping[str, Any]) -> dict[str, Any]:  # the label without per-item counts (those are in the table below)
-        return {"grounding": mr.get("grounding") or ("unrecorded" if mr else "not run"), "strategy": mr.get("strategy")}
+        return {"grounding": mr.get("grounding") or ("unrecorded" if mr else "not run"), "strategy": mr.get("strategy"),
+                "config": {"layout": (mr.get("config") or {}).get("layout")}}
 
     labels = sorted({grounding_label(key(it.mapreduce or {})) for it in its})
     head = [f"**Map-reduce {label}.**" for label in labels] + [""]

@@ -403,7 +403,7 @@ def run_mapreduce(session: ItemSession, task: Any, length: int, seed: int = 0, *
             "strategy": docs[0].strategy.name if docs else None,
             "grounding": grounding_mode(mr_config.verify),  # what code did to the records: mapreduce.grounding_label
             "compliance": compliance_total(outcomes),  # the structured protocol, per stage
-            "config": mr_config.to_dict(),
+            "config": reducer.config.to_dict(),  # with the layout that ran ("auto" resolved)
         },
         endpoints=endpoints,
     )

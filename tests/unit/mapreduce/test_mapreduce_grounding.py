@@ -21,6 +21,7 @@ import pytest
 from pytest_ruler.engines.base import Completion
 from pytest_ruler.engines.scripted import oracle_answer
 from pytest_ruler.mapreduce import MapReduceConfig, MapReducer, document_for
+from pytest_ruler.mapreduce.pipeline import MAP_LAYOUTS
 from pytest_ruler.results.scoring import get_metric
 from pytest_ruler.tasks import BASE_FRAME, GenerationContext, generate_samples, get_family, get_task
 from pytest_ruler.tasks.tokenizer import load_tokenizer
@@ -70,11 +71,12 @@ def _reader(prompt: str) -> str:
     return _pick_first(prompt)
 
 
+@pytest.mark.parametrize("layout", sorted(MAP_LAYOUTS))
 @pytest.mark.parametrize("task", ["niah_multikey_2", "niah_multikey_3"])
-def test_code_does_not_narrow_a_know_nothing_reader_to_the_gold_value(tok, task):
+def test_code_does_not_narrow_a_know_nothing_reader_to_the_gold_value(tok, task, layout):
     spec, samples = _samples(tok, task, 16384, 2)
     reader = Recorder(_reader)
-    outcomes = MapReducer(reader, tok, BASE_FRAME, MapReduceConfig(), window=8192).run([document_for(s, spec, get_family(spec.family)) for s in samples])
+    outcomes = MapReducer(reader, tok, BASE_FRAME, MapReduceConfig(layout=layout), window=8192).run([document_for(s, spec, get_family(spec.family)) for s in samples])
     reduce_prompts = [r.prompt for label, r in reader.requests if label.endswith("reduce")]
     collapse_prompts = [r.prompt for label, r in reader.requests if "collapse" in label]
     assert len(reduce_prompts) == len(samples)
@@ -95,8 +97,9 @@ def test_code_does_not_narrow_a_know_nothing_reader_to_the_gold_value(tok, task)
     assert score < 100.0
 
 
-def test_the_pipeline_sees_no_answers_and_no_metadata(tok):
-    """Principle 12: the same requests whether or not the sample carries answers and metadata."""
+@pytest.mark.parametrize("layout", sorted(MAP_LAYOUTS))
+def test_the_pipeline_sees_no_answers_and_no_metadata(tok, layout):
+    """Principle 12: the same requests whether or not the sample carries answers and metadata (every map layout)."""
     for task in ("niah_multikey_2", "niah_multiquery", "vt", "cwe"):
         spec, [sample] = _samples(tok, task, 4096, 1)
         blind = dataclasses.replace(sample, outputs=(), metadata={})
@@ -105,7 +108,7 @@ def test_the_pipeline_sees_no_answers_and_no_metadata(tok):
         prompts = []
         for doc in (a, b):
             rec = Recorder(oracle_answer)
-            MapReducer(rec, tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).run([doc])
+            MapReducer(rec, tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024, layout=layout), window=2048).run([doc])
             prompts.append([r.prompt for _, r in rec.requests])
         assert prompts[0] == prompts[1]
 
@@ -113,7 +116,7 @@ def test_the_pipeline_sees_no_answers_and_no_metadata(tok):
 @pytest.mark.parametrize("task", ["niah_single_1", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
                                   "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe"])
 def test_a_reader_that_does_its_job_per_chunk_still_passes(tok, task):
-    spec, samples = _samples(tok, task, 8192, 2)
+    spec, samples = _samples(tok, task, 8192, 2)  # the default layout: few-shot (base prompts)
     outcomes = MapReducer(Recorder(oracle_answer), tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).run(
         [document_for(s, spec, get_family(spec.family)) for s in samples]
     )
@@ -246,15 +249,16 @@ def test_protocol_compliance_is_counted_per_stage(tok):
     assert o.compliance["collapse"]["records"] == 0
 
 
-def test_the_scripted_know_nothing_mode_lists_every_value_of_its_chunk(tok):
+@pytest.mark.parametrize("layout", sorted(MAP_LAYOUTS))
+def test_the_scripted_know_nothing_mode_lists_every_value_of_its_chunk(tok, layout):
     from pytest_ruler.engines.scripted import know_nothing_answer
 
     spec, [s] = _samples(tok, "niah_multikey_2", 8192, 1)
     doc = document_for(s, spec, get_family(spec.family))
-    chunks, requests = MapReducer(None, tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024), window=2048).chunks(doc)
+    chunks, requests = MapReducer(None, tok, BASE_FRAME, MapReduceConfig(chunk_tokens=1024, layout=layout), window=2048).chunks(doc)
     for c, r in zip(chunks, requests):
         assert know_nothing_answer(r.prompt) == _list_everything(r.prompt)
-        assert set(VALUE.findall(c.text)) <= set(VALUE.findall(know_nothing_answer(r.prompt)))
+        assert set(VALUE.findall(c.text)) == set(VALUE.findall(know_nothing_answer(r.prompt)))  # its chunk's, not the example's
 
 
 def test_one_label_for_many_items():
