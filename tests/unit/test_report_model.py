@@ -16,8 +16,12 @@ from pytest_ruler.results.report import Report, as_report
 from pytest_ruler.results.saved import read_report
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMITTED = sorted(p for p in (ROOT / "bench" / "results").rglob("*.json")
-                   if json.loads(p.read_text(encoding="utf-8")).get("schema") == SCHEMA)
+def _schema_of(path: Path) -> object:
+    data = json.loads(path.read_text(encoding="utf-8"))  # a bench file may hold a list (github-action-benchmark)
+    return data.get("schema") if isinstance(data, dict) else None
+
+
+COMMITTED = sorted(p for p in (ROOT / "bench" / "results").rglob("*.json") if _schema_of(p) == SCHEMA)
 
 
 def test_the_committed_reports_are_found():
