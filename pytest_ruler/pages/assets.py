@@ -15,12 +15,12 @@ Public names: ``CSS``, ``PLOT_FIX``, ``escape``, ``matplotlib``, ``new_figure``,
 
 from __future__ import annotations
 
-import html
 import io
 import re
 from typing import Any
 
 from ..errors import RulerUsageError
+from .markup import esc
 
 __all__ = ["CSS", "PLOT_FIX", "escape", "matplotlib", "new_figure", "page", "svg"]
 
@@ -45,8 +45,9 @@ code { background: #f3f5f9; padding: 0 .2rem; border-radius: 3px; }
 
 
 def escape(value: Any) -> str:
-    """``value`` as text safe inside HTML text and quoted attributes (``&``, ``<``, ``>``, quotes)."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """``value`` as text safe inside HTML text and quoted attributes: the per-run page's escaping
+    (``markup.esc``: secrets scrubbed, control characters shown, ``&``, ``<``, ``>`` and quotes escaped)."""
+    return esc(value)
 
 
 def matplotlib(parameter: str, value: Any) -> tuple[Any, Any]:

@@ -1,10 +1,8 @@
 """Charts for the pages: Matplotlib figures written as inline SVG.
 
-    Figure ──svg_of(fig, prefix)──► "<svg ...>...</svg>": the XML prolog, DOCTYPE and metadata left
-        out, every ``id`` (and each reference to one: ``href="#..."``, ``url(#...)``) prefixed, so
-        several charts in one page never share an id; text drawn as paths (``svg.fonttype: path``:
-        no font needed where the page is opened) and ids made from a fixed salt (the same report
-        gives the same page)
+    Figure ──svg_of(fig, prefix)──► "<svg ...>...</svg>" through ``assets.svg`` (the trend page's too): no
+        prolog or metadata, every id and its references prefixed so several charts never share an id,
+        ids salted with the prefix (the same report gives the same page)
     Report ──cells_heat_map(report, mode)──► a task x length heat map of Table 3's cells (a run
         without a depth sweep gets this one; ``report.plots.depth_figures`` draws depth x length)
 
@@ -19,9 +17,7 @@ Public names: ``cells_heat_map``, ``svg_of``.
 
 from __future__ import annotations
 
-import io
 import math
-import re
 from typing import Any
 
 from ..lengths import format_length
@@ -29,27 +25,14 @@ from ..report.load import MODE_TITLE
 from ..report.plots import mpl_text, new_figure
 from ..results.notation import ordered_tasks
 from ..results.report import as_report
+from .assets import svg
 
 __all__ = ["cells_heat_map", "svg_of"]
 
-_ID = re.compile(r'\bid="([^"]+)"')
-_REF = re.compile(r'(\bid="|href="#|url\(#)([^")]+)')
-_RC = {"svg.fonttype": "path", "svg.hashsalt": "pytest-ruler"}
-
 
 def svg_of(fig: Any, prefix: str) -> str:
-    """The figure as one ``<svg>`` element to put in a page (see the module docstring)."""
-    import matplotlib
-
-    buf = io.StringIO()
-    with matplotlib.rc_context(_RC):
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-    text = buf.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
-    ids = set(_ID.findall(text))
-    text = _REF.sub(lambda m: m.group(1) + prefix + m.group(2) if m.group(2) in ids else m.group(0), text)
-    return text.strip()
+    """The figure as one ``<svg>`` element to put in a page: ``assets.svg``, the one inliner of both pages."""
+    return svg(fig, prefix)
 
 
 def cells_heat_map(report: Any, mode: str = "native") -> Any:
