@@ -66,7 +66,7 @@ def check_output_path(parameter: str, path: Path | None, *, folder: bool = False
     if not folder and p.is_dir():
         raise RulerUsageError(parameter, str(path), "this is a directory; pass a file path, e.g. ruler.json")
     if folder and p.exists() and not p.is_dir():
-        raise RulerUsageError(parameter, str(path), "this is a file; pass a folder for the plots")
+        raise RulerUsageError(parameter, str(path), "this is a file; pass a folder")
     parent = p if folder else p.parent
     existing = parent
     while not existing.exists():  # the first existing ancestor must let us create the rest
@@ -251,6 +251,7 @@ def check_start(session: StartSession, pytest_config: Any) -> None:
     check_output_path("--ruler-markdown", c.markdown)
     check_output_path("--ruler-plots", c.plots, folder=True)
     check_output_path("--ruler-html", c.html)
+    check_output_path("--ruler-history", c.history, folder=True)  # a file or an unwritable place: refused before any item
     if c.html is not None:
         from ..pages.run_page import check_html
 

@@ -59,3 +59,12 @@ def test_history_command_draws_the_folder(pytester):
     assert main(["history", str(pytester.path / "hist"), "--html", str(pytester.path / "trend.html")]) == 0
     text = (pytester.path / "trend.html").read_text()
     assert text.count("<svg") >= 4 and "http://" not in text.split("<svg")[0]
+
+
+def test_a_history_path_that_is_a_file_is_refused_at_start(pytester):
+    """--ruler-history names a file: one clear error before any item runs (exit 4), not a note at the end."""
+    pytester.path.joinpath("hist").write_text("not a folder")
+    result = run(pytester, *ARGS, "--ruler-history=hist")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--ruler-history='hist' is invalid: this is a file; pass a folder*"])
+    assert not pytester.path.joinpath("r.json").exists()
